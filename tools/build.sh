@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# tools/build.sh: build and install the series' tree (build/src).
+#
+# Usage: build.sh [SRCDIR BUILDDIR INSTALLDIR [meson options...]]
+# Without arguments: the development build of build/src (debugoptimized,
+# cassert, libnuma, liburing, TAP) in build/meson, installed in build/install.
+# Builds run as the unprivileged user when we are root, so that the same
+# user can later run the tests in the build directory.  Incremental: a
+# second run only rebuilds what changed (ninja, ccache).
+. "$(dirname "$0")/lib.sh"
+
+if [ $# -ge 3 ]; then
+	src=$1 bld=$2 inst=$3
+	shift 3
+	opts=("$@")
+else
+	ensure_packages "${DEB_PACKAGES[@]}"
+	"$TOP/tools/tree.sh"
+	src=$SRC bld=$BUILD/meson inst=$BUILD/install
+	opts=("${MESON_DEV_OPTS[@]}")
+fi
+
+ensure_user_dirs "$bld" "$inst" "$CCACHE_DIR" "$BUILD/home"
+
+# Reconfigure when the options change; set up from scratch when the build
+# directory is not a complete meson build (e.g. an interrupted setup).
+stamp=$bld/.pgnuma-options
+want="${opts[*]} --prefix=$inst src=$src"
+if [ ! -f "$bld/build.ninja" ]; then
+	step "configuring $(basename "$bld") (meson ${opts[*]})"
+	find "$bld" -mindepth 1 -delete
+	as_user meson setup "$bld" "$src" --prefix="$inst" "${opts[@]}" >"$bld/../$(basename "$bld").setup.log" 2>&1 ||
+		{ tail -n 30 "$bld/../$(basename "$bld").setup.log" >&2; die "meson setup failed" "see $bld/meson-logs/meson-log.txt"; }
+elif [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+	step "reconfiguring $(basename "$bld") (options changed)"
+	as_user meson setup --reconfigure "$bld" "$src" --prefix="$inst" "${opts[@]}" >/dev/null ||
+		die "meson reconfigure failed" "see $bld/meson-logs/meson-log.txt"
+fi
+echo "$want" | as_user tee "$stamp" >/dev/null
+
+step "compiling in $(basename "$bld") (ninja; ccache in ${CCACHE_DIR#$TOP/})"
+start=$(date +%s)
+as_user ninja -C "$bld" >"$bld/ninja.log" 2>&1 ||
+	{ grep -E -A5 'error|FAILED' "$bld/ninja.log" | head -n 60 >&2; die "compilation failed" "full log: $bld/ninja.log"; }
+grep -E 'warning:' "$bld/ninja.log" | sort -u | head -n 20 >&2 || true
+info "compiled in $(($(date +%s) - start)) s"
+
+as_user meson install -C "$bld" --quiet --only-changed >"$bld/install.log" 2>&1 ||
+	{ tail -n 20 "$bld/install.log" >&2; die "meson install failed"; }
+info "installed in ${inst#$TOP/}"

@@ -1,0 +1,129 @@
+# tools/lib.sh: settings and helpers shared by the scripts behind the Makefile.
+# Sourced, never run.  Every path is absolute so that scripts may cd freely.
+
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$TOP/build}
+PATCHES=$TOP/patches
+SRC=$BUILD/src
+
+# The base: PostgreSQL 18.6 as packaged by Debian (orig tarball of postgresql-18).
+PG_DEB_PACKAGE=postgresql-18
+PG_DEB_VERSION=18.6-3
+PG_UPSTREAM_VERSION=18.6
+PG_ORIG_SHA256=555610c24d53e4316da5b7d3fc25c279d96856d5e0e23ee308c328c5fa881d9f
+
+# The series' version, used in the subject prefix of exported patches.
+SERIES_VERSION=$(cat "$TOP/tools/series-version")
+
+# Identity used for commits made by the tooling in build/src, so that the tree
+# (and hence every commit hash in it) is the same each time it is recreated.
+GIT_IDENT_NAME="NUMA buffers series"
+GIT_IDENT_EMAIL="numa-buffers@localhost"
+PRISTINE_DATE="2026-01-01T00:00:00Z"
+
+# The unprivileged user that builds and tests when we are root: initdb and
+# postgres refuse to run as root.
+PGUSER_LOCAL=${PGUSER_LOCAL:-pgnuma}
+
+# Ports: one for the demo cluster, away from the default 5432.
+DEMO_PORT=${DEMO_PORT:-55432}
+
+# Meson options of the development build (demo, check).  Procedural
+# languages, docs and NLS are off: nothing in the series touches them and
+# they cost build time.
+MESON_COMMON_OPTS=(
+	-Dlibnuma=enabled -Dliburing=enabled -Dtap_tests=enabled
+	-Dplperl=disabled -Dplpython=disabled -Dpltcl=disabled
+	-Ddocs=disabled -Dnls=disabled -Dllvm=disabled
+)
+MESON_DEV_OPTS=(--buildtype=debugoptimized -Dcassert=true "${MESON_COMMON_OPTS[@]}")
+
+# Debian packages the tooling needs (the build, the tests, the demo).
+DEB_PACKAGES=(
+	meson ninja-build ccache gcc make bison flex perl pkg-config
+	libreadline-dev zlib1g-dev libicu-dev libnuma-dev liburing-dev
+	libipc-run-perl numactl git xz-utils bzip2 ca-certificates
+)
+
+# A PATH without root's pyenv: its python3 lives in /root, which the
+# unprivileged user cannot execute, and meson records the interpreter.
+SAFE_PATH=/usr/lib/ccache:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin
+export PATH=$SAFE_PATH:$PATH
+
+export CCACHE_DIR=${CCACHE_DIR:-$BUILD/ccache}
+export CCACHE_BASEDIR=$BUILD
+
+if [ -t 1 ]; then
+	_bold=$(printf '\033[1m'); _red=$(printf '\033[31m'); _yellow=$(printf '\033[33m'); _off=$(printf '\033[0m')
+else
+	_bold= _red= _yellow= _off=
+fi
+
+step() { printf '%s==> %s%s\n' "$_bold" "$*" "$_off"; }
+info() { printf '    %s\n' "$*"; }
+warn() { printf '%s*** WARNING: %s%s\n' "$_yellow" "$*" "$_off" >&2; }
+die() {
+	printf '%s*** ERROR: %s%s\n' "$_red" "$1" "$_off" >&2
+	shift
+	for line in "$@"; do printf '    %s\n' "$line" >&2; done
+	exit 1
+}
+
+is_root() { [ "$(id -u)" = 0 ]; }
+
+# Run a command as the unprivileged user (or as ourselves if we are not root),
+# with a PATH that has no root-only interpreters in it.
+as_user() {
+	if is_root; then
+		runuser -u "$PGUSER_LOCAL" -- env PATH="$SAFE_PATH" HOME="$BUILD/home" \
+			CCACHE_DIR="$CCACHE_DIR" CCACHE_BASEDIR="$CCACHE_BASEDIR" "$@"
+	else
+		"$@"
+	fi
+}
+
+# Create the unprivileged user if needed and give it the directories it writes.
+ensure_user_dirs() {
+	mkdir -p "$@"
+	if is_root; then
+		if ! id "$PGUSER_LOCAL" >/dev/null 2>&1; then
+			step "creating unprivileged user '$PGUSER_LOCAL' (initdb and postgres refuse root)"
+			useradd --system --no-create-home --shell /bin/bash "$PGUSER_LOCAL"
+		fi
+		chown -R "$PGUSER_LOCAL:" "$@"
+		# the user must be able to reach BUILD from /
+		local d=$BUILD
+		while [ "$d" != / ]; do
+			chmod o+x "$d" 2>/dev/null || true
+			d=$(dirname "$d")
+		done
+	fi
+}
+
+# Install missing Debian packages (as root); without root, say what is missing.
+ensure_packages() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} = 0 ] && return 0
+	if ! is_root; then
+		die "missing Debian packages: ${missing[*]}" "install them (as root): apt-get install ${missing[*]}"
+	fi
+	step "installing Debian packages: ${missing[*]}"
+	apt-get update -qq || die "apt-get update failed" "check the network access to Debian's registry"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null ||
+		die "apt-get install failed for: ${missing[*]}"
+}
+
+# The ordered list of patch files of the series (cover letter excluded).
+series_patches() {
+	ls "$PATCHES"/[0-9][0-9][0-9][0-9]-*.patch 2>/dev/null | grep -v '/0000-cover-letter.patch$' | sort
+}
+
+# Commit of build/src holding the pristine upstream tree (its root commit).
+pristine_commit() {
+	git -C "$SRC" rev-list --max-parents=0 HEAD | tail -n 1
+}
