@@ -52,8 +52,11 @@ DEB_PACKAGES=(
 SAFE_PATH=/usr/lib/ccache:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin
 export PATH=$SAFE_PATH:$PATH
 
+# ccache: relative paths and no working-directory hashing, so that the
+# builds of check-series (another directory) hit the development build's cache.
 export CCACHE_DIR=${CCACHE_DIR:-$BUILD/ccache}
 export CCACHE_BASEDIR=$BUILD
+export CCACHE_NOHASHDIR=true
 
 if [ -t 1 ]; then
 	_bold=$(printf '\033[1m'); _red=$(printf '\033[31m'); _yellow=$(printf '\033[33m'); _off=$(printf '\033[0m')
@@ -78,7 +81,8 @@ is_root() { [ "$(id -u)" = 0 ]; }
 as_user() {
 	if is_root; then
 		runuser -u "$PGUSER_LOCAL" -- env PATH="$SAFE_PATH" HOME="$BUILD/home" \
-			CCACHE_DIR="$CCACHE_DIR" CCACHE_BASEDIR="$CCACHE_BASEDIR" "$@"
+			CCACHE_DIR="$CCACHE_DIR" CCACHE_BASEDIR="$CCACHE_BASEDIR" \
+			CCACHE_NOHASHDIR="$CCACHE_NOHASHDIR" "$@"
 	else
 		"$@"
 	fi

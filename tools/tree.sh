@@ -13,27 +13,49 @@
 # Usage: tree.sh [--check]   (--check: only report whether it is in sync)
 . "$(dirname "$0")/lib.sh"
 
-# Is build/src's HEAD exactly the pristine tree plus patches/?  Applies the
-# series to a scratch index, without touching the work tree.
-tree_in_sync() {
-	local idx root ok=0 p
-	root=$(pristine_commit) || return 1
+# The tree object of the pristine tree plus patches/, computed in a scratch
+# index without touching the work tree; empty if the series does not apply.
+patches_tree() {
+	local idx root p tree=
+	root=$(pristine_commit) || return 0
 	idx=$(mktemp)
 	rm -f "$idx"
 	if GIT_INDEX_FILE=$idx git -C "$SRC" read-tree "$root"; then
-		ok=1
+		tree=ok
 		for p in $(series_patches); do
 			if ! GIT_INDEX_FILE=$idx git -C "$SRC" apply --cached "$p" 2>/dev/null; then
-				ok=0
+				tree=
 				break
 			fi
 		done
-		if [ $ok = 1 ]; then
-			[ "$(GIT_INDEX_FILE=$idx git -C "$SRC" write-tree)" = "$(git -C "$SRC" rev-parse 'HEAD^{tree}')" ] || ok=0
-		fi
+		[ -z "$tree" ] || tree=$(GIT_INDEX_FILE=$idx git -C "$SRC" write-tree)
 	fi
 	rm -f "$idx"
-	[ $ok = 1 ]
+	echo "$tree"
+}
+
+# Is build/src's HEAD exactly the pristine tree plus patches/?
+tree_in_sync() {
+	local t
+	t=$(patches_tree)
+	[ -n "$t" ] && [ "$t" = "$(git -C "$SRC" rev-parse 'HEAD^{tree}')" ]
+}
+
+# Is build/src ahead of patches/: does one of its commits (other than HEAD)
+# hold exactly patches/?  Then build/src has new, unexported commits.
+# Prints how many.
+tree_ahead() {
+	local t c n=0
+	t=$(patches_tree)
+	[ -n "$t" ] || return 1
+	for c in $(git -C "$SRC" rev-list HEAD); do
+		if [ "$(git -C "$SRC" rev-parse "$c^{tree}")" = "$t" ]; then
+			[ $n -gt 0 ] && echo $n && return 0
+			return 1
+		fi
+		n=$((n + 1))
+	done
+	return 1
 }
 
 if [ "${1:-}" = --check ]; then
@@ -48,6 +70,10 @@ if [ -d "$SRC/.git" ] && [ "${FORCE:-0}" != 1 ]; then
 		[ -z "$(git -C "$SRC" status --porcelain --untracked-files=no)" ] ||
 			warn "build/src has uncommitted edits; they are not part of patches/ (commit, then make export)"
 		info "build/src is up to date with patches/ ($(series_patches | wc -l) patches)"
+		exit 0
+	fi
+	if n=$(tree_ahead); then
+		warn "build/src has $n commit(s) not exported to patches/ yet; building them (make export to save)"
 		exit 0
 	fi
 	die "build/src does not match patches/" \
