@@ -51,6 +51,11 @@ if [ ! -f "$DATA/PG_VERSION" ]; then
 		shared_buffers = 128MB
 		logging_collector = off
 	EOF
+	if [ -d /sys/devices/system/node/node0 ]; then
+		echo "shared_buffers_numa = on" >>"$DATA/postgresql.conf"
+	else
+		warn "this machine does not expose NUMA nodes: shared_buffers_numa stays off in the demo"
+	fi
 	touch "$DATA/PG_VERSION"
 	NEW_CLUSTER=1
 fi
@@ -71,9 +76,21 @@ pg "$BIN/pgbench" -c 2 -j 2 -T 10 -P 2 -n 2>&1 | grep -E 'progress:|^tps|latency
 
 step "what the series adds"
 sql <<-'EOF'
+	CREATE EXTENSION IF NOT EXISTS pg_buffercache;
+	SELECT name, setting FROM pg_settings
+	 WHERE name IN ('shared_buffers_numa', 'shmem_interleave', 'shmem_populate', 'huge_pages_status')
+	 ORDER BY name;
 	\echo 'Shared memory per NUMA node (pg_shmem_allocations_numa):'
 	SELECT numa_node, pg_size_pretty(sum(size)) AS size
 	  FROM pg_shmem_allocations_numa
 	 WHERE size > 0
 	 GROUP BY numa_node ORDER BY numa_node;
+	\echo 'Partitions of shared buffers (pg_buffercache_partitions):'
+	SELECT * FROM pg_buffercache_partitions;
+	\echo 'Where each partition''s buffers are: memory pages per NUMA node (pg_buffercache_numa):'
+	SELECT p.partition, p.numa_node AS placed_on, n.numa_node AS page_on_node,
+	       count(*) AS os_pages
+	  FROM pg_buffercache_partitions p
+	  JOIN pg_buffercache_numa n ON n.bufferid BETWEEN p.first_buffer AND p.last_buffer
+	 GROUP BY 1, 2, 3 ORDER BY 1, 3;
 EOF
