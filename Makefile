@@ -2,12 +2,16 @@
 # tools/; see README.md for what each target does.
 SHELL := /bin/bash
 
-.PHONY: demo check check-series tree export build help
+.PHONY: demo check check-core check-series check-variants vm-check tree export build help
 
 help:
 	@echo "make demo          build the series and show it working on a small cluster"
-	@echo "make check         build the series and run the test suites (CI runs this)"
+	@echo "make check         build the series and run all tests: core suites, no-libnuma"
+	@echo "                   build, NUMA tests in multi-node VMs (CI runs this)"
+	@echo "make check-core    only the core suites of the development build"
+	@echo "make vm-check      only the NUMA tests in QEMU guests (2, 3, 4 nodes, huge pages)"
 	@echo "make check-series  build and smoke-test every prefix of the series"
+	@echo "make check-variants  build without libnuma and with EXEC_BACKEND, run the NUMA suites"
 	@echo "make tree          create build/src from upstream + patches/ (FORCE=1 recreates)"
 	@echo "make export        rewrite patches/ from the commits in build/src"
 	@echo "make build         build and install the series (build/meson, build/install)"
@@ -16,10 +20,19 @@ demo:
 	@tools/demo.sh
 
 check:
+	@tools/check-all.sh
+
+check-core:
 	@tools/check.sh
+
+vm-check:
+	@tools/vm-check.sh $(TOPOLOGIES)
 
 check-series:
 	@tools/check-series.sh
+
+check-variants:
+	@tools/check-variants.sh $(VARIANTS)
 
 tree:
 	@tools/tree.sh
