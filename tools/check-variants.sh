@@ -13,9 +13,11 @@
 . "$(dirname "$0")/lib.sh"
 
 declare -A OPTS SUITES
-OPTS[nonuma]="--buildtype=debugoptimized -Dcassert=true -Dlibnuma=disabled -Dliburing=enabled -Dtap_tests=enabled -Dplperl=disabled -Dplpython=disabled -Dpltcl=disabled -Ddocs=disabled -Dnls=disabled -Dllvm=disabled"
+# the development build's options, without docs (validated there already)
+base=("${MESON_DEV_OPTS[@]/-Ddocs=enabled/-Ddocs=disabled}")
+OPTS[nonuma]="${base[*]/-Dlibnuma=enabled/-Dlibnuma=disabled}"
 SUITES[nonuma]="setup numa pg_buffercache pg_prewarm"
-OPTS[exec_backend]="${MESON_DEV_OPTS[*]} -Dc_args=-DEXEC_BACKEND"
+OPTS[exec_backend]="${base[*]} -Dc_args=-DEXEC_BACKEND"
 SUITES[exec_backend]="setup regress numa pg_buffercache pg_prewarm"
 
 variants=("$@")

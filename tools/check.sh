@@ -19,6 +19,14 @@ for s in "${suites[@]}"; do
 	args+=(--suite "$s")
 done
 
+# The SGML documentation must be valid (xmllint --valid, as the docs build
+# does), where the build has docs enabled.
+if grep -q '^build doc/src/sgml/postgres-full.xml' "$bld/build.ninja"; then
+	step "validating the documentation (SGML)"
+	as_user ninja -C "$bld" doc/src/sgml/postgres-full.xml >"$bld.docs.log" 2>&1 ||
+		{ grep -iE 'error' "$bld.docs.log" | head -n 20 >&2; echo "check: 0 passed, 1 failed, 0 skipped (invalid documentation)"; exit 1; }
+fi
+
 step "running test suites: ${suites[*]}"
 start=$(date +%s)
 rc=0

@@ -31,12 +31,13 @@ PGUSER_LOCAL=${PGUSER_LOCAL:-pgnuma}
 DEMO_PORT=${DEMO_PORT:-55432}
 
 # Meson options of the development build (demo, check).  Procedural
-# languages, docs and NLS are off: nothing in the series touches them and
-# they cost build time.
+# languages and NLS are off: nothing in the series touches them and they
+# cost build time.  Docs are enabled so that `make check` can validate the
+# SGML (they are not built by default).
 MESON_COMMON_OPTS=(
 	-Dlibnuma=enabled -Dliburing=enabled -Dtap_tests=enabled
 	-Dplperl=disabled -Dplpython=disabled -Dpltcl=disabled
-	-Ddocs=disabled -Dnls=disabled -Dllvm=disabled
+	-Ddocs=enabled -Dnls=disabled -Dllvm=disabled
 )
 MESON_DEV_OPTS=(--buildtype=debugoptimized -Dcassert=true "${MESON_COMMON_OPTS[@]}")
 
@@ -45,6 +46,7 @@ DEB_PACKAGES=(
 	meson ninja-build ccache gcc make bison flex perl pkg-config
 	libreadline-dev zlib1g-dev libicu-dev libnuma-dev liburing-dev
 	libipc-run-perl numactl git xz-utils bzip2 ca-certificates
+	libxml2-utils xsltproc docbook-xml
 )
 
 # A PATH without root's pyenv: its python3 lives in /root, which the
