@@ -10,33 +10,47 @@
 summary=()
 rc=0
 start=$(date +%s)
+mkdir -p "$BUILD"
 
-if out=$("$TOP/tools/check.sh" | tee /dev/stderr | tail -n 1); then
-	summary+=("core suites:   ${out#check: }")
-else
-	summary+=("core suites:   ${out#check: }")
-	rc=1
-fi
+# Runs a part, showing its output and keeping it in build/check-NAME.log
+# (not "tee /dev/stderr": that truncates stderr when it is a regular file).
+# Sets part_rc and part_last (the part's last line).
+run_part() {
+	local name=$1
+	shift
+	set +e
+	"$@" 2>&1 | tee "$BUILD/check-$name.log"
+	part_rc=${PIPESTATUS[0]}
+	set -e
+	part_last=$(tail -n 1 "$BUILD/check-$name.log")
+}
+
+run_part core "$TOP/tools/check.sh"
+summary+=("core suites:   ${part_last#check: }")
+[ $part_rc = 0 ] || rc=1
 
 if [ "${SKIP_VARIANTS:-0}" = 1 ]; then
 	summary+=("no-libnuma:    SKIPPED (SKIP_VARIANTS=1)")
-elif out=$("$TOP/tools/check-variants.sh" nonuma | tee /dev/stderr | grep -E '^check:' | tail -n 1); then
-	summary+=("no-libnuma:    ${out#check: }")
 else
-	summary+=("no-libnuma:    FAILED ${out#check: }")
-	rc=1
+	run_part nonuma "$TOP/tools/check-variants.sh" nonuma
+	last_check=$(grep -E '^check:' "$BUILD/check-nonuma.log" | tail -n 1)
+	if [ $part_rc = 0 ]; then
+		summary+=("no-libnuma:    ${last_check#check: }")
+	else
+		summary+=("no-libnuma:    FAILED ${last_check#check: }")
+		rc=1
+	fi
 fi
 
-vm_rc=0
 if [ "${SKIP_VM:-0}" = 1 ]; then
-	vm_rc=77
+	part_rc=77
 	why="SKIP_VM=1"
 else
-	out=$("$TOP/tools/vm-check.sh" | tee /dev/stderr | tail -n 1) || vm_rc=$?
+	run_part vm "$TOP/tools/vm-check.sh"
 	why="QEMU or the guest kernel is not available here"
 fi
-case $vm_rc in
-	0) summary+=("NUMA VMs:      ${out#vm-check: }") ;;
+case $part_rc in
+	0) summary+=("NUMA VMs:      ${part_last#vm-check: }") ;;
 	77)
 		warn "##################################################################"
 		warn "#  NUMA VM TESTS SKIPPED: $why."
@@ -46,7 +60,7 @@ case $vm_rc in
 		summary+=("NUMA VMs:      SKIPPED ($why)")
 		;;
 	*)
-		summary+=("NUMA VMs:      FAILED: ${out#vm-check: }")
+		summary+=("NUMA VMs:      FAILED: ${part_last#vm-check: }")
 		rc=1
 		;;
 esac
