@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/check-all.sh: what `make check` (and CI) runs.
 #  1. the development build and the suites of tools/check-suites;
-#  2. the build without libnuma (tools/check-variants.sh nonuma);
+#  2. the builds without libnuma and with EXEC_BACKEND (tools/check-variants.sh);
 #  3. the NUMA tests in QEMU guests with several nodes (tools/vm-check.sh),
 #     or a loud SKIPPED if QEMU or the guest kernel cannot be had.
 # Exit status 0 only if nothing failed; the last lines summarise each part.
@@ -26,21 +26,24 @@ run_part() {
 }
 
 run_part core "$TOP/tools/check.sh"
-summary+=("core suites:   ${part_last#check: }")
+summary+=("$(printf '%-14s' core:) ${part_last#check: }")
 [ $part_rc = 0 ] || rc=1
 
-if [ "${SKIP_VARIANTS:-0}" = 1 ]; then
-	summary+=("no-libnuma:    SKIPPED (SKIP_VARIANTS=1)")
-else
-	run_part nonuma "$TOP/tools/check-variants.sh" nonuma
-	last_check=$(grep -E '^check:' "$BUILD/check-nonuma.log" | tail -n 1)
+for v in nonuma exec_backend; do
+	label=$(printf '%-14s' "$v:")
+	if [ "${SKIP_VARIANTS:-0}" = 1 ]; then
+		summary+=("$label SKIPPED (SKIP_VARIANTS=1)")
+		continue
+	fi
+	run_part "$v" "$TOP/tools/check-variants.sh" "$v"
+	last_check=$(grep -E '^check:' "$BUILD/check-$v.log" | tail -n 1)
 	if [ $part_rc = 0 ]; then
-		summary+=("no-libnuma:    ${last_check#check: }")
+		summary+=("$label ${last_check#check: }")
 	else
-		summary+=("no-libnuma:    FAILED ${last_check#check: }")
+		summary+=("$label FAILED ${last_check#check: }")
 		rc=1
 	fi
-fi
+done
 
 if [ "${SKIP_VM:-0}" = 1 ]; then
 	part_rc=77
@@ -50,17 +53,17 @@ else
 	why="QEMU or the guest kernel is not available here"
 fi
 case $part_rc in
-	0) summary+=("NUMA VMs:      ${part_last#vm-check: }") ;;
+	0) summary+=("$(printf '%-14s' 'NUMA VMs:') ${part_last#vm-check: }") ;;
 	77)
 		warn "##################################################################"
 		warn "#  NUMA VM TESTS SKIPPED: $why."
 		warn "#  Multi-node placement was NOT tested.  Run make vm-check where"
 		warn "#  qemu-system-x86 and Debian's kernel package can be installed."
 		warn "##################################################################"
-		summary+=("NUMA VMs:      SKIPPED ($why)")
+		summary+=("$(printf '%-14s' 'NUMA VMs:') SKIPPED ($why)")
 		;;
 	*)
-		summary+=("NUMA VMs:      FAILED: ${part_last#vm-check: }")
+		summary+=("$(printf '%-14s' 'NUMA VMs:') FAILED: ${part_last#vm-check: }")
 		rc=1
 		;;
 esac
