@@ -38,8 +38,7 @@ for c in "${commits[@]}"; do
 	# Suites that exist at this prefix (a later patch may add one).
 	list=$(mktemp)
 	for s in "${wanted[@]}"; do echo "$s"; done >"$list"
-	avail=$(as_user meson test -C "$BUILD/series/meson" --no-rebuild --list 2>/dev/null | sed -n 's|^[^:]*:\([^ ]*\) / .*|\1|p' | sort -u)
-	grep -Fx -f <(echo "$avail") "$list" >"$list.have" || true
+	grep -Fx -f <(meson_suites "$BUILD/series/meson") "$list" >"$list.have" || true
 	"$TOP/tools/check.sh" "$BUILD/series/meson" "$list.have" ||
 		{ rm -f "$list" "$list.have"; die "prefix $n ($subject) fails its smoke test" "logs: $BUILD/series/meson/meson-logs/testlog.txt"; }
 	rm -f "$list" "$list.have"

@@ -11,7 +11,7 @@ suites_file=${2:-$TOP/tools/check-suites}
 [ $# -ge 1 ] || "$TOP/tools/build.sh"
 
 mapfile -t suites < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$suites_file")
-available=$(as_user meson test -C "$bld" --no-rebuild --list 2>/dev/null | sed -n 's|^[^:]*:\([^ ]*\) / .*|\1|p' | sort -u)
+available=$(meson_suites "$bld")
 args=()
 for s in "${suites[@]}"; do
 	grep -qx -- "$s" <<<"$available" ||

@@ -129,6 +129,12 @@ series_patches() {
 	ls "$PATCHES"/[0-9][0-9][0-9][0-9]-*.patch 2>/dev/null | grep -v '/0000-cover-letter.patch$' | sort
 }
 
+# The meson test suites a build directory has, one per line.
+meson_suites() {
+	as_user meson test -C "$1" --no-rebuild --list 2>/dev/null |
+		sed -n 's|^[^:]*:\([^ ]*\) / .*|\1|p' | sort -u
+}
+
 # Commit of build/src holding the pristine upstream tree (its root commit).
 pristine_commit() {
 	git -C "$SRC" rev-list --max-parents=0 HEAD | tail -n 1
