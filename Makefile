@@ -2,7 +2,7 @@
 # tools/; see README.md for what each target does.
 SHELL := /bin/bash
 
-.PHONY: demo check check-core check-series check-variants vm-check tree export build help
+.PHONY: demo check check-core check-series check-variants vm-check bench bench-quick tree export build help
 
 help:
 	@echo "make demo          build the series and show it working on a small cluster"
@@ -12,6 +12,9 @@ help:
 	@echo "make vm-check      only the NUMA tests in QEMU guests (2, 3, 4 nodes, huge pages)"
 	@echo "make check-series  build and smoke-test every prefix of the series"
 	@echo "make check-variants  build without libnuma and with EXEC_BACKEND, run the NUMA suites"
+	@echo "make bench         benchmark stock 18.6 against the series (release builds, about an"
+	@echo "                   hour): bench/results/REPORT.md"
+	@echo "make bench-quick   a smoke run of the benchmark (a few minutes, no claims)"
 	@echo "make tree          create build/src from upstream + patches/ (FORCE=1 recreates)"
 	@echo "make export        rewrite patches/ from the commits in build/src"
 	@echo "make build         build and install the series (build/meson, build/install)"
@@ -33,6 +36,12 @@ check-series:
 
 check-variants:
 	@tools/check-variants.sh $(VARIANTS)
+
+bench:
+	@bench/bench.sh
+
+bench-quick:
+	@bench/bench.sh --quick
 
 tree:
 	@tools/tree.sh
