@@ -113,10 +113,11 @@ class Cluster:
                        "-m", "fast", "stop"])
 
 
-def base_settings(huge_pages):
+def base_settings(huge_pages, sockdir):
     return {
         "port": PORT,
         "listen_addresses": "''",
+        "unix_socket_directories": sockdir,
         "max_connections": 40,
         "huge_pages": huge_pages,
         "autovacuum": "off",
@@ -160,7 +161,7 @@ def prepare_data(args, arms, cluster):
     todo = {k: v for k, v in need.items()
             if "%s:%d:%d" % (k, v[0], v[1]) not in have}
     if todo:
-        settings = base_settings("off")
+        settings = base_settings("off", cluster.sockdir)
         settings.update({"shared_buffers": "1GB", "fsync": "off",
                          "maintenance_work_mem": "512MB",
                          "synchronous_commit": "off"})
@@ -303,7 +304,7 @@ def run_pgbench(main, others):
 
 def measure(args, arm, cluster, sdir, wl, pool, run):
     conf = args.conf
-    settings = base_settings(args.huge_pages)
+    settings = base_settings(args.huge_pages, cluster.sockdir)
     settings["shared_buffers"] = "%dMB" % pool
     if arm.series:
         settings["shared_buffers_numa"] = "on"
@@ -378,14 +379,27 @@ def main():
     p.add_argument("--data", required=True)
     p.add_argument("--huge-pages", default="off")
     p.add_argument("--command", default="make bench")
+    p.add_argument("--runs", type=int, help="override the mode's runs")
+    p.add_argument("--warmup", type=int, help="override the mode's warm-up (s)")
+    p.add_argument("--measure", type=int, help="override the mode's window (s)")
+    p.add_argument("--workloads", help="override the mode's, e.g. zipf:128,scan:512")
     p.add_argument("arms", nargs="+", help="NAME=BINDIR")
     args = ARGS = p.parse_args()
-    args.conf = MODES[args.mode]
+    conf = MODES[args.mode]
+    for k in ("runs", "warmup", "measure"):
+        if getattr(args, k):
+            conf[k] = getattr(args, k)
+    if args.workloads:
+        conf["workloads"] = [(w, int(m)) for w, m in
+                             (x.split(":") for x in args.workloads.split(","))]
+    args.out = os.path.abspath(args.out)
+    args.data = os.path.abspath(args.data)
+    args.conf = conf
 
     arms = []
     for a in args.arms:
         key, bindir = a.split("=", 1)
-        arms.append(Arm(key, bindir))
+        arms.append(Arm(key, os.path.abspath(bindir)))
     os.makedirs(args.out, exist_ok=True)
     sockdir = os.path.join(args.data, "sock")
     os.makedirs(sockdir, exist_ok=True)
@@ -426,7 +440,8 @@ def main():
         w.writerows(rows)
 
     import report
-    report.write(args, arms, rows, machine_info(), started, base_settings(args.huge_pages),
+    report.write(args, arms, rows, machine_info(), started,
+                 base_settings(args.huge_pages, "(a directory under build/bench/data)"),
                  dict(clients=CLIENTS, threads=THREADS, scan_clients=SCAN_CLIENTS,
                       scan_tables=SCAN_TABLES, scan_fraction=SCAN_TABLE_FRACTION,
                       select_fraction=SELECT_FRACTION, zipf_s=ZIPF_S,
