@@ -38,7 +38,7 @@ PERMUTE_SEED = 5432
 MODES = {
     # full: the report's numbers.  About an hour on a 2-core machine.
     "full": dict(
-        runs=3, warmup=20, measure=30,
+        runs=3, warmup=15, measure=25,
         workloads=[
             ("zipf", 128), ("zipf", 512), ("zipf", 2048),
             ("scan", 512), ("select", 512),
@@ -368,6 +368,13 @@ def machine_info():
     return info
 
 
+def report_params():
+    return dict(clients=CLIENTS, threads=THREADS, scan_clients=SCAN_CLIENTS,
+                scan_tables=SCAN_TABLES, scan_fraction=SCAN_TABLE_FRACTION,
+                select_fraction=SELECT_FRACTION, zipf_s=ZIPF_S,
+                datasets=datasets(ARGS.mode))
+
+
 ARGS = None
 
 
@@ -379,6 +386,8 @@ def main():
     p.add_argument("--data", required=True)
     p.add_argument("--huge-pages", default="off")
     p.add_argument("--command", default="make bench")
+    p.add_argument("--report-only", action="store_true",
+                   help="rewrite REPORT.md from the runs.csv in --out")
     p.add_argument("--runs", type=int, help="override the mode's runs")
     p.add_argument("--warmup", type=int, help="override the mode's warm-up (s)")
     p.add_argument("--measure", type=int, help="override the mode's window (s)")
@@ -401,6 +410,22 @@ def main():
         key, bindir = a.split("=", 1)
         arms.append(Arm(key, os.path.abspath(bindir)))
     os.makedirs(args.out, exist_ok=True)
+    if args.report_only:
+        # rewrite REPORT.md (and the plots) from runs.csv, e.g. after
+        # editing DISCUSSION.md
+        import report
+        with open(os.path.join(args.out, "runs.csv")) as f:
+            rows = [{k: (v if k in ("workload", "arm", "huge_pages") else
+                         float(v) if "." in v else int(v)) for k, v in r.items()}
+                    for r in csv.DictReader(f)]
+        started = datetime.datetime.fromtimestamp(
+            os.path.getmtime(os.path.join(args.out, "runs.csv")), datetime.timezone.utc)
+        report.write(args, [a for a in arms if any(r["arm"] == a.key for r in rows)],
+                     rows, machine_info(), started,
+                     base_settings(args.huge_pages, "(a directory under build/bench/data)"),
+                     report_params())
+        log("report: %s" % os.path.join(args.out, "REPORT.md"))
+        return
     sockdir = os.path.join(args.data, "sock")
     os.makedirs(sockdir, exist_ok=True)
     cluster = Cluster(args.data, sockdir)
@@ -442,10 +467,7 @@ def main():
     import report
     report.write(args, arms, rows, machine_info(), started,
                  base_settings(args.huge_pages, "(a directory under build/bench/data)"),
-                 dict(clients=CLIENTS, threads=THREADS, scan_clients=SCAN_CLIENTS,
-                      scan_tables=SCAN_TABLES, scan_fraction=SCAN_TABLE_FRACTION,
-                      select_fraction=SELECT_FRACTION, zipf_s=ZIPF_S,
-                      datasets=datasets(args.mode)))
+                 report_params())
     log("report: %s" % os.path.join(args.out, "REPORT.md"))
 
 

@@ -8,7 +8,7 @@
 # patch bench/stock-counters.patch, and the series up to each patch listed in
 # BENCH_ARMS (default: 0004, "partitioning alone", and 0008, the clock-sweep
 # patches), and in full mode the last arm again with the values of
-# clock_sweep_max_chances in BENCH_FRONTIER (default "32 1000000", on the
+# clock_sweep_max_chances in BENCH_FRONTIER (default "128 1000000", on the
 # zipfian workloads only: the bound's trade-off).  Then runs bench/bench.py as the unprivileged user, which runs the
 # workloads against every arm, interleaved, and writes the report:
 #   full:  bench/results/REPORT.md (+ runs.csv, PNG plots), about an hour
@@ -83,9 +83,9 @@ git -C "$WT" reset -q --hard
 
 # The bound's frontier: the last arm again with other values of
 # clock_sweep_max_chances, on the zipfian workloads (full mode only).
-if [ "$mode" = full ] && [ -n "${BENCH_FRONTIER-32 1000000}" ]; then
+if [ "$mode" = full ] && [ -n "${BENCH_FRONTIER-128 1000000}" ]; then
 	last=${ARMS[-1]}
-	for t in ${BENCH_FRONTIER-32 1000000}; do
+	for t in ${BENCH_FRONTIER-128 1000000}; do
 		bindirs+=("$last@$t=$BB/$last/install/bin")
 	done
 fi

@@ -8,7 +8,7 @@ TARGET_TAIL_SLACK = 2   # tail at most clock_sweep_max_chances + 2
 TARGET_TAIL_RATIO = 30  # and at least 30x below stock
 TARGET_HIT = 0.02       # zipfian hit% no lower than stock - 0.02 points
 TARGET_TPS = 0.99       # tps at least 0.99x stock
-DEFAULT_BOUND = 128     # the series' default clock_sweep_max_chances
+DEFAULT_BOUND = 64      # the series' default clock_sweep_max_chances
 
 WORKLOAD_TITLES = {
     "zipf": "zipfian point reads (s = 1.10, data 1.15x shared_buffers)",
