@@ -418,8 +418,8 @@ def main():
             rows = [{k: (v if k in ("workload", "arm", "huge_pages") else
                          float(v) if "." in v else int(v)) for k, v in r.items()}
                     for r in csv.DictReader(f)]
-        started = datetime.datetime.fromtimestamp(
-            os.path.getmtime(os.path.join(args.out, "runs.csv")), datetime.timezone.utc)
+        with open(os.path.join(args.out, "started")) as f:
+            started = datetime.datetime.fromisoformat(f.read().strip())
         report.write(args, [a for a in arms if any(r["arm"] == a.key for r in rows)],
                      rows, machine_info(), started,
                      base_settings(args.huge_pages, "(a directory under build/bench/data)"),
@@ -435,6 +435,8 @@ def main():
                         "stop"], capture_output=True)
 
     started = datetime.datetime.now(datetime.timezone.utc)
+    with open(os.path.join(args.out, "started"), "w") as f:
+        f.write(started.isoformat() + "\n")
     log("preparing data sets")
     prepare_data(args, arms, cluster)
     warm_os_cache(cluster)
