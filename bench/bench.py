@@ -156,10 +156,18 @@ def prepare_data(args, arms, cluster):
         shutil.rmtree(cluster.pgdata, ignore_errors=True)
         cluster.run(ref, ["initdb", "-D", cluster.pgdata, "-A", "trust", "-N"])
         open(stamp, "w").close()
-    have = set(open(stamp).read().split()) if os.path.exists(stamp) else set()
+    # the stamp lists the loads done, the last line per database wins
+    have = {}
+    if os.path.exists(stamp):
+        for line in open(stamp).read().split():
+            db, scale, scan_mb = line.split(":")
+            have[db] = (int(scale), int(scan_mb))
+
+    def loaded(db, scale, scan_mb):
+        return db in have and have[db][0] == scale and \
+            (scan_mb == 0 or have[db][1] == scan_mb)
     need = datasets(args.mode)
-    todo = {k: v for k, v in need.items()
-            if "%s:%d:%d" % (k, v[0], v[1]) not in have}
+    todo = {k: v for k, v in need.items() if not loaded(k, *v)}
     if todo:
         settings = base_settings("off", cluster.sockdir)
         settings.update({"shared_buffers": "1GB", "fsync": "off",
