@@ -222,9 +222,10 @@ def write(args, arms, rows, machine, started, settings, params):
     L.append("- **zipf**: `scripts/zipf.sql`, `-M prepared`: `random_zipfian(1, "
              "naccounts, %.2f)` picks a rank, `permute()` with a fixed seed maps ranks to "
              "aids, so the hot rows are spread over the table's pages instead of packed "
-             "into its first pages (the seed-004 replica). Why: the case where stock's "
+             "into its first pages (the seed-004 replica). The pgbench scale is rounded, "
+             "so the table and its index are 1.14x to 1.17x the pool. Why: the case where stock's "
              "clock-sweep does the most work per victim." % params["zipf_s"])
-    L.append("- **scan**: the zipf script with %d clients, plus %d clients running "
+    L.append("- **scan**: the zipf script with %d clients (`-j 1`), plus %d clients (`-j 1`) running "
              "`scripts/scan.sql` (`SELECT count(*)` of one of %d tables of %.0f%% of "
              "shared_buffers, under the quarter above which a scan uses a ring). Why: "
              "one-touch pages must not push out the hot set; reported as hot hit%%." % (
