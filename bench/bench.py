@@ -3,16 +3,30 @@
 
 Run by bench/bench.sh as the unprivileged user, after it has built the arms:
 
-    bench.py --mode full|quick --out DIR --data DIR --huge-pages on|off \
+    bench.py --mode full|quick --out DIR --data DIR --huge-pages on|off \\
              --command "make bench" ARM=BINDIR [ARM=BINDIR ...]
 
-The first arm is the reference (stock).  One cluster (initdb'd by the first
-arm, in DIR/cluster) holds every data set, so every arm reads the very same
-pages; all arms are PostgreSQL 18 with the same catalog version.  For every
-run, workload and arm (arms interleaved: A B C A B C ...), it starts the
-server with the workload's settings, prewarms the tables, warms up with the
-workload, resets the counters, measures, and stops the server.  Medians over
-the runs go into REPORT.md; every single measurement into runs.csv.
+The first arm is the reference (stock).  An arm NAME@GUC=VALUE[,...] is the
+build of NAME run with those settings (the rule's frontier, zipfian
+workloads only).  Three measurements:
+
+1. capacity (every workload): one cluster (initdb'd by the reference arm)
+   holds every data set, so every arm reads the very same pages.  For every
+   run and workload, the arms in a random order (seeded per run), each: start
+   the server, prewarm, warm up with the workload, reset the counters,
+   measure, stop.  Misses per transaction, hit ratios, the clock-sweep's
+   work, writes by context; medians over the runs.
+2. throughput (paired.py): the reference, a second copy of the reference
+   (A/A control) and the last series arm run side by side, warm, and short
+   windows alternate between them; mean log ratio with a 95% bootstrap
+   interval.
+3. cost (callgrind.py): instructions per query of one backend under
+   callgrind, the marginal cost between two script lengths.
+
+Every arm is driven by the reference arm's pgbench and psql, so that client
+differences cannot show up as server differences.  Every measurement goes
+to CSV files in DIR (runs.csv, paired.csv, callgrind.csv); report.py writes
+REPORT.md and the plots from them.
 """
 
 import argparse
@@ -20,6 +34,7 @@ import csv
 import datetime
 import os
 import platform
+import random
 import re
 import shutil
 import subprocess
@@ -35,28 +50,40 @@ ZIPF_S = 1.10
 PERMUTE_SEED = 5432
 
 MODES = {
-    # full: the report's numbers.  About an hour on a 2-core machine.
+    # full: the report's numbers.
     "full": dict(
-        runs=3, warmup=15, measure=25,
+        runs=3, warmup=10, measure=15,
         workloads=[
-            ("zipf", 128), ("zipf", 512), ("zipf", 2048),
-            ("scan", 512), ("select", 512),
-        ]),
+            ("zipf", 128), ("zipf", 512), ("zipf", 2048), ("zipfio", 128),
+            ("scan", 512), ("select", 512), ("write", 128),
+        ],
+        frontier_workloads=[("zipf", 128), ("zipf", 512)],
+        paired=[("zipf", 128), ("zipf", 512), ("select", 512), ("scan", 512)],
+        rounds=15, window=5,
+        callgrind=["hit", "evict"], callgrind_k=2000),
     # quick: a smoke run of the whole pipeline, cheap enough for CI.  One
     # run is no basis for a claim; the report says so.
     "quick": dict(
-        runs=1, warmup=3, measure=6,
-        workloads=[("zipf", 128), ("scan", 128), ("select", 128)]),
+        runs=1, warmup=3, measure=5,
+        workloads=[("zipf", 128), ("scan", 128), ("select", 128), ("write", 128)],
+        frontier_workloads=[],
+        paired=[("zipf", 128)], rounds=3, window=2,
+        callgrind=["hit"], callgrind_k=100),
 }
 
 CLIENTS = 8             # enough to keep both cores busy
 THREADS = 2
 SCAN_CLIENTS = 2        # of the scan workload: one-touch scans
-SCAN_TABLES = 8
-SCAN_TABLE_FRACTION = 0.20  # of shared_buffers: under 1/4, so no ring
+SCAN_TABLES = 16
+SCAN_TABLE_FRACTION = 0.12  # of shared_buffers: under 1/4, so no ring; 16 of
+#                             them are ~1.9 pools, so a table is never re-read
+#                             while its pages are resident
 SELECT_FRACTION = 0.60      # pgbench -S data set, of shared_buffers
+WRITE_CLIENTS = 6           # tpcb-like clients of the write workload
+COPY_ROWS = 400000          # rows per COPY of the write workload (~40 MB)
 
 PORT = 55499
+PAIRED_PORT = 55510
 
 
 def log(msg):
@@ -64,18 +91,24 @@ def log(msg):
 
 
 class Arm:
-    """An arm: a build, and for NAME@T, the same build with
-    clock_sweep_max_chances = T (the bound's frontier, zipfian only)."""
+    """An arm: a build, and for NAME@GUC=VALUE[,GUC=VALUE...], the same build
+    with those settings (the rule's frontier, zipfian workloads only)."""
 
     def __init__(self, key, bindir):
         self.key = key
-        self.name, _, bound = key.partition("@")
-        self.max_chances = int(bound) if bound else None
+        self.name, _, spec = key.partition("@")
+        self.settings = {}
+        for item in filter(None, spec.split(",")):
+            guc, eq, value = item.partition("=")
+            if not eq:
+                raise SystemExit("arm %s: expected GUC=VALUE after @, got %r" % (key, item))
+            self.settings[guc] = value
+        self.frontier = bool(self.settings)
         self.bindir = bindir
         label = os.path.join(os.path.dirname(os.path.dirname(bindir)), "label")
         self.label = open(label).read().strip() if os.path.exists(label) else self.name
-        if self.max_chances is not None:
-            self.label += ", clock_sweep_max_chances = %d" % self.max_chances
+        if self.settings:
+            self.label += ", " + ", ".join("%s = %s" % kv for kv in self.settings.items())
         self.series = self.name != "stock"
 
     def bin(self, prog):
@@ -83,27 +116,37 @@ class Arm:
 
 
 class Cluster:
-    def __init__(self, data, sockdir):
-        self.pgdata = os.path.join(data, "cluster")
+    """A data directory and the port its server listens on.  Client programs
+    (psql, pgbench) are always the reference arm's."""
+
+    def __init__(self, pgdata, sockdir, port, client, logfile):
+        self.pgdata = pgdata
         self.sockdir = sockdir
-        self.logfile = os.path.join(data, "server.log")
+        self.port = port
+        self.client = client
+        self.logfile = logfile
 
     def run(self, arm, args, **kw):
-        return subprocess.run([arm.bin(args[0])] + args[1:], check=True,
-                              text=True, capture_output=True, **kw)
+        r = subprocess.run([arm.bin(args[0])] + args[1:], text=True,
+                           capture_output=True, **kw)
+        if r.returncode != 0:
+            raise RuntimeError("%s failed (exit %d):\n%s%s" % (
+                " ".join([args[0]] + args[1:]), r.returncode, r.stdout, r.stderr))
+        return r
 
-    def psql(self, arm, sql, db="postgres"):
-        r = self.run(arm, ["psql", "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1",
-                           "-h", self.sockdir, "-p", str(PORT), "-d", db,
-                           "-c", sql])
+    def psql(self, sql, db="postgres"):
+        r = self.run(self.client, ["psql", "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1",
+                                   "-h", self.sockdir, "-p", str(self.port), "-d", db,
+                                   "-c", sql])
         return r.stdout.strip()
 
     def start(self, arm, settings):
+        settings = dict(settings, port=self.port, unix_socket_directories=self.sockdir)
         opts = " ".join("-c %s=%s" % (k, v) for k, v in settings.items())
         try:
             self.run(arm, ["pg_ctl", "-w", "-t", "300", "-D", self.pgdata,
                            "-l", self.logfile, "-o", opts, "start"])
-        except subprocess.CalledProcessError:
+        except RuntimeError:
             sys.stderr.write(open(self.logfile).read()[-3000:])
             raise
 
@@ -112,11 +155,9 @@ class Cluster:
                        "-m", "fast", "stop"])
 
 
-def base_settings(huge_pages, sockdir):
+def base_settings(huge_pages):
     return {
-        "port": PORT,
         "listen_addresses": "''",
-        "unix_socket_directories": sockdir,
         "max_connections": 40,
         "huge_pages": huge_pages,
         "autovacuum": "off",
@@ -128,96 +169,129 @@ def base_settings(huge_pages, sockdir):
     }
 
 
+def workload_settings(args, arm, wl, pool):
+    s = base_settings(args.huge_pages)
+    s["shared_buffers"] = "%dMB" % pool
+    if arm.series:
+        s["shared_buffers_numa"] = "on"
+    if wl == "zipfio":
+        # every miss is a read from the device, not a copy from the OS cache
+        s["debug_io_direct"] = "data"
+    s.update(arm.settings)
+    return s
+
+
 def scale_for(pool_mb, fraction):
     return max(1, round(fraction * pool_mb * MB / PAGE / PAGES_PER_SCALE))
 
 
-def datasets(mode):
+def dataset_of(wl, pool):
+    """(database, pgbench scale, scan tables' MB, copy table?) of a workload."""
+    if wl == "select":
+        return "fit%d" % pool, scale_for(pool, SELECT_FRACTION), 0
+    scan_mb = int(pool * SCAN_TABLE_FRACTION) if wl == "scan" else 0
+    return "zipf%d" % pool, scale_for(pool, 1.15), scan_mb
+
+
+def datasets(workloads):
     """Databases the workloads need: name -> (pgbench scale, scan tables MB)."""
     need = {}
-    for wl, pool in MODES[mode]["workloads"]:
-        if wl in ("zipf", "scan"):
-            name = "zipf%d" % pool
-            scan_mb = int(pool * SCAN_TABLE_FRACTION) if wl == "scan" else 0
-            old = need.get(name, (0, 0))
-            need[name] = (scale_for(pool, 1.15), max(old[1], scan_mb))
-        else:
-            need["fit%d" % pool] = (scale_for(pool, SELECT_FRACTION), 0)
+    for wl, pool in workloads:
+        db, scale, scan_mb = dataset_of(wl, pool)
+        old = need.get(db, (0, 0))
+        need[db] = (scale, max(old[1], scan_mb))
     return need
 
 
-def prepare_data(args, arms, cluster):
-    """initdb once, load the data sets that are not there yet."""
-    ref = arms[0]
+def copy_file(args):
+    return os.path.join(args.data, "copy.csv")
+
+
+def load_datasets(args, cluster, need):
+    """initdb if needed, load the data sets that are not there yet."""
+    ref = args.arms[0]
     stamp = os.path.join(cluster.pgdata, "bench-datasets")
     if not os.path.exists(os.path.join(cluster.pgdata, "PG_VERSION")):
-        log("  initdb (%s)" % ref.name)
+        log("  initdb %s (%s)" % (cluster.pgdata, ref.name))
         shutil.rmtree(cluster.pgdata, ignore_errors=True)
         cluster.run(ref, ["initdb", "-D", cluster.pgdata, "-A", "trust", "-N"])
         open(stamp, "w").close()
     # the stamp lists the loads done, the last line per database wins
     have = {}
-    if os.path.exists(stamp):
-        for line in open(stamp).read().split():
-            db, scale, scan_mb = line.split(":")
-            have[db] = (int(scale), int(scan_mb))
+    for line in open(stamp).read().split():
+        db, scale, scan_mb = line.split(":")
+        have[db] = (int(scale), int(scan_mb))
 
     def loaded(db, scale, scan_mb):
         return db in have and have[db][0] == scale and \
             (scan_mb == 0 or have[db][1] == scan_mb)
-    need = datasets(args.mode)
     todo = {k: v for k, v in need.items() if not loaded(k, *v)}
-    if todo:
-        settings = base_settings("off", cluster.sockdir)
-        settings.update({"shared_buffers": "1GB", "fsync": "off",
-                         "maintenance_work_mem": "512MB",
-                         "synchronous_commit": "off"})
-        cluster.start(ref, settings)
-        try:
-            for db, (scale, scan_mb) in sorted(todo.items()):
-                t0 = time.time()
-                log("  loading %s: pgbench scale %d%s" % (
-                    db, scale, ", %d scan tables of %d MB" % (SCAN_TABLES, scan_mb)
-                    if scan_mb else ""))
-                cluster.psql(ref, "DROP DATABASE IF EXISTS %s" % db)
-                cluster.psql(ref, "CREATE DATABASE %s" % db)
-                cluster.run(ref, ["pgbench", "-i", "-q", "-s", str(scale),
-                                  "-h", cluster.sockdir, "-p", str(PORT), db])
-                if scan_mb:
-                    # ~ 36 rows of 200 bytes per page
-                    rows = scan_mb * MB // PAGE * 36
-                    for i in range(1, SCAN_TABLES + 1):
-                        cluster.psql(ref, "CREATE TABLE scan_%d AS SELECT g AS id, "
-                                     "repeat('x', 200) AS pad "
-                                     "FROM generate_series(1, %d) g" % (i, rows), db)
-                cluster.psql(ref, "VACUUM ANALYZE", db)
-                cluster.psql(ref, "CHECKPOINT")
-                with open(stamp, "a") as f:
-                    f.write("%s:%d:%d\n" % (db, scale, scan_mb))
-                log("    done in %.0f s" % (time.time() - t0))
-        finally:
-            cluster.stop(ref)
+    if not todo:
+        return
+    if not os.path.exists(copy_file(args)):
+        with open(copy_file(args), "w") as f:
+            for i in range(1, COPY_ROWS + 1):
+                f.write("%d\t%s\n" % (i, "c" * 90))
+    settings = base_settings("off")
+    settings.update({"shared_buffers": "1GB", "fsync": "off",
+                     "maintenance_work_mem": "512MB",
+                     "synchronous_commit": "off"})
+    cluster.start(ref, settings)
+    try:
+        for db, (scale, scan_mb) in sorted(todo.items()):
+            t0 = time.time()
+            log("  loading %s: pgbench scale %d%s" % (
+                db, scale, ", %d scan tables of %d MB" % (SCAN_TABLES, scan_mb)
+                if scan_mb else ""))
+            cluster.psql("DROP DATABASE IF EXISTS %s" % db)
+            cluster.psql("CREATE DATABASE %s" % db)
+            cluster.run(ref, ["pgbench", "-i", "-q", "-s", str(scale),
+                              "-h", cluster.sockdir, "-p", str(cluster.port), db])
+            cluster.psql("CREATE TABLE copyt (id int, pad text); "
+                         "CREATE SEQUENCE scan_seq", db)
+            if scan_mb:
+                # ~ 36 rows of 200 bytes per page
+                rows = scan_mb * MB // PAGE * 36
+                for i in range(1, SCAN_TABLES + 1):
+                    cluster.psql("CREATE TABLE scan_%d AS SELECT g AS id, "
+                                 "repeat('x', 200) AS pad "
+                                 "FROM generate_series(1, %d) g" % (i, rows), db)
+            cluster.psql("VACUUM ANALYZE", db)
+            cluster.psql("CHECKPOINT")
+            with open(stamp, "a") as f:
+                f.write("%s:%d:%d\n" % (db, scale, scan_mb))
+            log("    done in %.0f s" % (time.time() - t0))
+    finally:
+        cluster.stop(ref)
 
 
-def warm_os_cache(cluster):
+def warm_os_cache(pgdata):
     """Read every data file once, so that no arm pays for a cold page cache."""
-    for root, _, files in os.walk(os.path.join(cluster.pgdata, "base")):
+    for root, _, files in os.walk(os.path.join(pgdata, "base")):
         for f in files:
             with open(os.path.join(root, f), "rb") as fh:
                 while fh.read(1 << 20):
                     pass
 
 
-def write_scripts(outdir):
-    sdir = os.path.join(outdir, "scripts")
+def write_scripts(args):
+    sdir = os.path.join(args.out, "scripts")
     os.makedirs(sdir, exist_ok=True)
     with open(os.path.join(sdir, "zipf.sql"), "w") as f:
         f.write("\\set r random_zipfian(1, :naccounts, %.2f)\n" % ZIPF_S)
         f.write("\\set aid permute(:r, :naccounts, %d)\n" % PERMUTE_SEED)
         f.write("SELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n")
     with open(os.path.join(sdir, "scan.sql"), "w") as f:
-        f.write("\\set n random(1, %d)\n" % SCAN_TABLES)
+        # the tables in turn, for all clients together: a table comes round
+        # again only after the others, ~1.8 pools, have been read
+        f.write("SELECT nextval('scan_seq') %% %d + 1 AS n \\gset\n" % SCAN_TABLES)
         f.write("SELECT count(*) FROM scan_:n;\n")
+    with open(os.path.join(sdir, "copy.sql"), "w") as f:
+        f.write("COPY copyt FROM '%s';\n" % copy_file(args))
+        f.write("TRUNCATE copyt;\n")
+    with open(os.path.join(sdir, "vacuum.sql"), "w") as f:
+        f.write("VACUUM pgbench_accounts;\n")
+        f.write("SELECT pg_sleep(0.5);\n")
     return sdir
 
 
@@ -225,26 +299,27 @@ def setup_counters(cluster, arm):
     """bench_counters() and bench_reset() in the postgres database, the same
     columns for every arm: the series' pg_buffercache_partitions, or the
     functions of bench/stock-counters.patch."""
-    cluster.psql(arm, "DROP EXTENSION IF EXISTS pg_buffercache CASCADE; "
+    cluster.psql("DROP EXTENSION IF EXISTS pg_buffercache CASCADE; "
                  "DROP FUNCTION IF EXISTS bench_counters(); "
                  "DROP FUNCTION IF EXISTS bench_reset(); "
                  "CREATE EXTENSION pg_buffercache")
     out = ("OUT allocations bigint, OUT clock_advances bigint, "
-           "OUT max_clock_advances bigint, OUT bgwriter_chances bigint")
+           "OUT max_clock_advances bigint, OUT forced_victims bigint")
     if arm.series:
-        has_bgw = cluster.psql(arm, "SELECT count(*) FROM pg_attribute WHERE "
-                               "attrelid = 'pg_buffercache_partitions'::regclass "
-                               "AND attname = 'bgwriter_chances'") == "1"
-        cluster.psql(arm, """
+        has_forced = cluster.psql(
+            "SELECT count(*) FROM pg_attribute WHERE "
+            "attrelid = 'pg_buffercache_partitions'::regclass "
+            "AND attname = 'forced_victims'") == "1"
+        cluster.psql("""
 CREATE FUNCTION bench_counters(%s) LANGUAGE sql AS $$
   SELECT sum(allocations)::bigint, sum(clock_advances)::bigint,
          max(max_clock_advances)::bigint, %s
     FROM pg_buffercache_partitions $$;
 CREATE FUNCTION bench_reset() RETURNS void LANGUAGE sql AS
   $$ SELECT pg_buffercache_partitions_reset() $$;
-""" % (out, "sum(bgwriter_chances)::bigint" if has_bgw else "0::bigint"))
+""" % (out, "sum(forced_victims)::bigint" if has_forced else "0::bigint"))
     else:
-        cluster.psql(arm, """
+        cluster.psql("""
 CREATE FUNCTION bench_counters(%s) LANGUAGE c
   AS '$libdir/pg_buffercache', 'pg_buffercache_bench_counters';
 CREATE FUNCTION bench_reset() RETURNS void LANGUAGE c
@@ -252,21 +327,44 @@ CREATE FUNCTION bench_reset() RETURNS void LANGUAGE c
 """ % out)
 
 
-def db_stats(cluster, arm, db):
-    hit, read = cluster.psql(arm, "SELECT blks_hit, blks_read FROM pg_stat_database "
+def db_stats(cluster, db):
+    hit, read = cluster.psql("SELECT blks_hit, blks_read FROM pg_stat_database "
                              "WHERE datname = '%s'" % db).split("|")
-    hot = cluster.psql(arm, "SELECT coalesce(heap_blks_hit, 0) + coalesce(idx_blks_hit, 0), "
+    hot = cluster.psql("SELECT coalesce(heap_blks_hit, 0) + coalesce(idx_blks_hit, 0), "
                        "coalesce(heap_blks_read, 0) + coalesce(idx_blks_read, 0) "
                        "FROM pg_statio_user_tables WHERE relname = 'pgbench_accounts'",
                        db).split("|")
     return int(hit), int(read), int(hot[0]), int(hot[1])
 
 
-def pgbench_cmd(arm, cluster, db, script_args, clients, threads, seconds, seed,
-                extra=()):
-    return ([arm.bin("pgbench"), "-n", "-h", cluster.sockdir, "-p", str(PORT),
-             "-c", str(clients), "-j", str(threads), "-T", str(seconds),
-             "--random-seed=%d" % seed] + list(extra) + script_args + [db])
+IO_WRITES = [
+    ("w_backend_normal", "client backend", "normal"),
+    ("w_backend_bulkwrite", "client backend", "bulkwrite"),
+    ("w_backend_vacuum", "client backend", "vacuum"),
+    ("w_backend_bulkread", "client backend", "bulkread"),
+    ("w_bgwriter", "background writer", None),
+    ("w_checkpointer", "checkpointer", None),
+]
+
+
+def io_writes(cluster):
+    rows = cluster.psql("SELECT backend_type, context, coalesce(sum(writes), 0) "
+                        "FROM pg_stat_io WHERE object = 'relation' GROUP BY 1, 2")
+    got = {}
+    for line in rows.splitlines():
+        bt, ctx, w = line.split("|")
+        got[(bt, ctx)] = int(w)
+    res = {}
+    for name, bt, ctx in IO_WRITES:
+        res[name] = sum(v for (b, c), v in got.items()
+                        if b == bt and (ctx is None or c == ctx))
+    return res
+
+
+def pgbench_cmd(args, cluster, db, script_args, clients, threads, seconds, seed):
+    return ([args.arms[0].bin("pgbench"), "-n", "-h", cluster.sockdir,
+             "-p", str(cluster.port), "-c", str(clients), "-j", str(threads),
+             "-T", str(seconds), "--random-seed=%d" % seed] + script_args + [db])
 
 
 def parse_pgbench(out):
@@ -279,29 +377,40 @@ def parse_pgbench(out):
             int(txn.group(1)) if txn else 0)
 
 
-def workload_commands(wl, pool, arm, cluster, sdir, seconds, seed):
-    """The pgbench processes of one workload: (main, [concurrent ones])."""
+def workload_commands(args, wl, pool, cluster, seconds, seed):
+    """The pgbench processes of one workload: (db, main, [concurrent ones]).
+    The main one's transactions are the ones misses are counted against."""
+    sdir = args.sdir
+    db, scale, _ = dataset_of(wl, pool)
     if wl == "select":
-        db = "fit%d" % pool
-        return db, pgbench_cmd(arm, cluster, db, ["-S", "-M", "prepared"],
+        return db, pgbench_cmd(args, cluster, db, ["-S", "-M", "prepared"],
                                CLIENTS, THREADS, seconds, seed), []
-    db = "zipf%d" % pool
-    scale = datasets(ARGS.mode)[db][0]
     zipf = ["-M", "prepared", "-D", "naccounts=%d" % (scale * 100000),
             "-f", os.path.join(sdir, "zipf.sql")]
-    if wl == "zipf":
-        return db, pgbench_cmd(arm, cluster, db, zipf, CLIENTS, THREADS,
+    if wl in ("zipf", "zipfio"):
+        return db, pgbench_cmd(args, cluster, db, zipf, CLIENTS, THREADS,
                                seconds, seed), []
-    # scan: the hot set with fewer clients, plus one-touch scans
-    scan = ["-M", "simple", "-f", os.path.join(sdir, "scan.sql")]
-    return db, pgbench_cmd(arm, cluster, db, zipf, CLIENTS - SCAN_CLIENTS,
-                           1, seconds, seed), \
-        [pgbench_cmd(arm, cluster, db, scan, SCAN_CLIENTS, 1, seconds, seed + 1)]
+    if wl == "scan":
+        # the hot set with fewer clients, plus one-touch scans
+        scan = ["-M", "simple", "-f", os.path.join(sdir, "scan.sql")]
+        return db, pgbench_cmd(args, cluster, db, zipf, CLIENTS - SCAN_CLIENTS,
+                               1, seconds, seed), \
+            [pgbench_cmd(args, cluster, db, scan, SCAN_CLIENTS, 1, seconds, seed + 1)]
+    if wl == "write":
+        # tpcb-like updates, with a COPY (bulk write ring) and a VACUUM
+        # (vacuum ring) running alongside
+        return db, pgbench_cmd(args, cluster, db, ["-M", "prepared"],
+                               WRITE_CLIENTS, 1, seconds, seed), \
+            [pgbench_cmd(args, cluster, db, ["-f", os.path.join(sdir, "copy.sql")],
+                         1, 1, seconds, seed + 1),
+             pgbench_cmd(args, cluster, db, ["-f", os.path.join(sdir, "vacuum.sql")],
+                         1, 1, seconds, seed + 2)]
+    raise ValueError(wl)
 
 
-def run_pgbench(main, others):
+def run_pgbench(cmds):
     procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True) for c in [main] + others]
+                              text=True) for c in cmds]
     outs = [p.communicate()[0] for p in procs]
     for p, o in zip(procs, outs):
         if p.returncode != 0:
@@ -309,52 +418,162 @@ def run_pgbench(main, others):
     return outs
 
 
-def measure(args, arm, cluster, sdir, wl, pool, run):
+def measure(args, arm, cluster, wl, pool, run):
     conf = args.conf
-    settings = base_settings(args.huge_pages, cluster.sockdir)
-    settings["shared_buffers"] = "%dMB" % pool
-    if arm.series:
-        settings["shared_buffers_numa"] = "on"
-    if arm.max_chances is not None:
-        settings["clock_sweep_max_chances"] = arm.max_chances
-    cluster.start(arm, settings)
+    cluster.start(arm, workload_settings(args, arm, wl, pool))
     try:
         setup_counters(cluster, arm)
         seed = 1000 + run
-        db, main, others = workload_commands(wl, pool, arm, cluster, sdir,
-                                             conf["warmup"], seed)
-        cluster.psql(arm, "CREATE EXTENSION IF NOT EXISTS pg_prewarm", db)
+        db, main, others = workload_commands(args, wl, pool, cluster, conf["warmup"], seed)
+        cluster.psql("CREATE EXTENSION IF NOT EXISTS pg_prewarm", db)
         tables = ["pgbench_accounts", "pgbench_accounts_pkey"]
-        cluster.psql(arm, "SELECT " + ", ".join("pg_prewarm('%s')" % t for t in tables), db)
-        run_pgbench(main, others)
+        cluster.psql("SELECT " + ", ".join("pg_prewarm('%s')" % t for t in tables), db)
+        run_pgbench([main] + others)
         time.sleep(1)
-        s0 = db_stats(cluster, arm, db)
-        cluster.psql(arm, "SELECT bench_reset()")
-        db, main, others = workload_commands(wl, pool, arm, cluster, sdir,
-                                             conf["measure"], seed + 100)
-        outs = run_pgbench(main, others)
+        s0 = db_stats(cluster, db)
+        cluster.psql("SELECT bench_reset(), pg_stat_reset_shared('io')")
+        db, main, others = workload_commands(args, wl, pool, cluster, conf["measure"],
+                                             seed + 100)
+        outs = run_pgbench([main] + others)
         time.sleep(1)  # let the pgbench backends' statistics be flushed
-        s1 = db_stats(cluster, arm, db)
-        allocs, advances, max_adv, bgw = (
-            int(x) for x in cluster.psql(arm, "SELECT * FROM bench_counters()").split("|"))
-        nb = int(cluster.psql(arm, "SELECT setting FROM pg_settings WHERE name = 'shared_buffers'"))
-        huge = cluster.psql(arm, "SHOW huge_pages_status")
+        s1 = db_stats(cluster, db)
+        allocs, advances, max_adv, forced = (
+            int(x) for x in cluster.psql("SELECT * FROM bench_counters()").split("|"))
+        writes = io_writes(cluster)
+        nb = int(cluster.psql("SELECT setting FROM pg_settings WHERE name = 'shared_buffers'"))
+        huge = cluster.psql("SHOW huge_pages_status")
     finally:
         cluster.stop(arm)
     tps, lat, txn = parse_pgbench(outs[0])
     hit, read = s1[0] - s0[0], s1[1] - s0[1]
     hhit, hread = s1[2] - s0[2], s1[3] - s0[3]
+    # misses of the main clients' data: the whole database, except in the
+    # scan workload, where the scans' own reads are not the point
+    misses = hread if wl == "scan" else read
     row = dict(
         run=run, workload=wl, pool_mb=pool, arm=arm.key, nbuffers=nb,
         huge_pages=huge, tps=tps, latency_ms=lat, transactions=txn,
         allocations=allocs, advances=advances, max_advances=max_adv,
-        bgwriter_chances=bgw,
+        forced_victims=forced,
         adv_per_victim=advances / allocs if allocs else 0.0,
+        blks_hit=hit, blks_read=read, hot_blks_hit=hhit, hot_blks_read=hread,
+        misses_per_ktx=1000.0 * misses / txn if txn else 0.0,
         hit_pct=100.0 * hit / (hit + read) if hit + read else 100.0,
         hot_hit_pct=100.0 * hhit / (hhit + hread) if hhit + hread else 100.0,
-        scans_per_s=parse_pgbench(outs[1])[0] if len(outs) > 1 else 0.0,
+        scans_per_s=parse_pgbench(outs[1])[0] if wl == "scan" else 0.0,
     )
+    row.update(writes)
     return row
+
+
+def capacity(args, arms, cluster):
+    conf = args.conf
+    plan = []
+    for run in range(1, conf["runs"] + 1):
+        for wl, pool in conf["workloads"]:
+            these = [a for a in arms if not a.frontier or
+                     (wl, pool) in conf["frontier_workloads"]]
+            random.Random(run * 7919 + pool).shuffle(these)
+            plan += [(run, wl, pool, a) for a in these]
+    rows = []
+    t0 = time.time()
+    for i, (run, wl, pool, arm) in enumerate(plan, 1):
+        row = measure(args, arm, cluster, wl, pool, run)
+        rows.append(row)
+        elapsed = time.time() - t0
+        eta = elapsed / i * (len(plan) - i)
+        log("[%d/%d] run %d %s %dMB %-28s tps %8.0f  misses/ktx %7.2f  adv/victim %5.2f  "
+            "tail %6d  forced %d%s  (eta %dm%02ds)" % (
+                i, len(plan), run, wl, pool, arm.key, row["tps"], row["misses_per_ktx"],
+                row["adv_per_victim"], row["max_advances"], row["forced_victims"],
+                "  hot hit%% %.3f" % row["hot_hit_pct"] if wl == "scan" else "",
+                eta // 60, eta % 60))
+    write_csv(os.path.join(args.out, "runs.csv"), rows)
+    return rows
+
+
+def throughput(args, arms, main_cluster):
+    """Paired windows: reference, its copy (A/A) and the last series arm."""
+    import paired
+    conf = args.conf
+    ref = arms[0]
+    tested = [a for a in arms if a.series and not a.frontier][-1:]
+    trio = [(ref.key, ref), (ref.key + "#2", ref)] + [(a.key, a) for a in tested]
+    windows = []
+    for wl, pool in conf["paired"]:
+        db, scale, scan_mb = dataset_of(wl, pool)
+        # a cluster holding only this data set, copied once per server
+        tpl = Cluster(os.path.join(args.data, "paired-%s" % db), main_cluster.sockdir,
+                      PAIRED_PORT, ref, os.path.join(args.data, "paired-load.log"))
+        load_datasets(args, tpl, {db: (scale, scan_mb)})
+        log("  paired windows: %s %dMB, %s, %d rounds of %d s" % (
+            wl, pool, " / ".join(k for k, _ in trio), conf["rounds"], conf["window"]))
+        servers = paired.PairedServers(
+            trio, tpl.pgdata, args.data, PAIRED_PORT + 1, main_cluster.sockdir,
+            lambda i: workload_settings(args, trio[i][1], wl, pool), log=log)
+        with servers:
+            clusters = [Cluster(servers.datadir(i), main_cluster.sockdir, servers.port(i),
+                                ref, None) for i in range(len(trio))]
+            for c in clusters:
+                c.psql("CREATE EXTENSION IF NOT EXISTS pg_prewarm", db)
+                c.psql("SELECT pg_prewarm('pgbench_accounts'), "
+                       "pg_prewarm('pgbench_accounts_pkey')", db)
+
+            def pgbench_for(i, seconds, seed):
+                _, main, others = workload_commands(args, wl, pool, clusters[i],
+                                                    seconds, seed)
+                return [main] + others, lambda out: parse_pgbench(out)[0]
+            ws = paired.run_rounds(servers, pgbench_for, conf["rounds"], conf["window"],
+                                   conf["warmup"], seed=4242 + pool, log=log)
+        for w in ws:
+            w.update(workload=wl, pool_mb=pool, window=conf["window"])
+        windows += ws
+    if windows:
+        write_csv(os.path.join(args.out, "paired.csv"), windows)
+    return windows
+
+
+def cost(args, arms):
+    import callgrind
+    conf = args.conf
+    tested = [a for a in arms if not a.frontier]
+    log("  callgrind: cases %s, K = %d" % (",".join(conf["callgrind"]), conf["callgrind_k"]))
+    rows = callgrind.run(conf["callgrind"], [(a.key, a.bindir) for a in tested],
+                         os.path.join(args.data, "callgrind"), k=conf["callgrind_k"],
+                         log=log)
+    write_csv(os.path.join(args.out, "callgrind.csv"), rows)
+    return rows
+
+
+def write_csv(path, rows):
+    keys = []
+    for r in rows:
+        for k in r:
+            if k not in keys:
+                keys.append(k)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def read_csv(path):
+    if not os.path.exists(path):
+        return []
+    out = []
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            row = {}
+            for k, v in r.items():
+                try:
+                    row[k] = int(v)
+                except ValueError:
+                    try:
+                        row[k] = float(v)
+                    except ValueError:
+                        row[k] = v
+            out.append(row)
+    return out
 
 
 def machine_info():
@@ -375,18 +594,15 @@ def machine_info():
     return info
 
 
-def report_params():
+def report_params(conf):
     return dict(clients=CLIENTS, threads=THREADS, scan_clients=SCAN_CLIENTS,
                 scan_tables=SCAN_TABLES, scan_fraction=SCAN_TABLE_FRACTION,
                 select_fraction=SELECT_FRACTION, zipf_s=ZIPF_S,
-                datasets=datasets(ARGS.mode))
-
-
-ARGS = None
+                write_clients=WRITE_CLIENTS, copy_rows=COPY_ROWS,
+                datasets=datasets(conf["workloads"]))
 
 
 def main():
-    global ARGS
     p = argparse.ArgumentParser()
     p.add_argument("--mode", choices=MODES, default="full")
     p.add_argument("--out", required=True)
@@ -394,89 +610,79 @@ def main():
     p.add_argument("--huge-pages", default="off")
     p.add_argument("--command", default="make bench")
     p.add_argument("--report-only", action="store_true",
-                   help="rewrite REPORT.md from the runs.csv in --out")
+                   help="rewrite REPORT.md from the CSV files in --out")
     p.add_argument("--runs", type=int, help="override the mode's runs")
     p.add_argument("--warmup", type=int, help="override the mode's warm-up (s)")
     p.add_argument("--measure", type=int, help="override the mode's window (s)")
+    p.add_argument("--rounds", type=int, help="override the mode's paired rounds")
     p.add_argument("--workloads", help="override the mode's, e.g. zipf:128,scan:512")
-    p.add_argument("arms", nargs="+", help="NAME=BINDIR")
-    args = ARGS = p.parse_args()
-    conf = MODES[args.mode]
-    for k in ("runs", "warmup", "measure"):
+    p.add_argument("--paired", help="override the mode's paired workloads ('' for none)")
+    p.add_argument("--callgrind", help="override the mode's callgrind cases ('' for none)")
+    p.add_argument("arms", nargs="+", help="NAME[@GUC=VALUE,...]=BINDIR")
+    args = p.parse_args()
+    conf = dict(MODES[args.mode])
+    for k in ("runs", "warmup", "measure", "rounds"):
         if getattr(args, k):
             conf[k] = getattr(args, k)
-    if args.workloads:
-        conf["workloads"] = [(w, int(m)) for w, m in
-                             (x.split(":") for x in args.workloads.split(","))]
+
+    def cases(spec):
+        return [(w, int(m)) for w, m in (x.split(":") for x in spec.split(",") if x)]
+    if args.workloads is not None:
+        conf["workloads"] = cases(args.workloads)
+        conf["frontier_workloads"] = [c for c in conf["workloads"] if c[0] == "zipf"]
+    if args.paired is not None:
+        conf["paired"] = cases(args.paired)
+    if args.callgrind is not None:
+        conf["callgrind"] = [c for c in args.callgrind.split(",") if c]
     args.out = os.path.abspath(args.out)
     args.data = os.path.abspath(args.data)
     args.conf = conf
 
     arms = []
     for a in args.arms:
-        key, bindir = a.split("=", 1)
+        key, bindir = a.rsplit("=", 1)
         arms.append(Arm(key, os.path.abspath(bindir)))
+    args.arms = arms
     os.makedirs(args.out, exist_ok=True)
-    if args.report_only:
-        # rewrite REPORT.md (and the plots) from runs.csv, e.g. after
-        # editing DISCUSSION.md
-        import report
-        with open(os.path.join(args.out, "runs.csv")) as f:
-            rows = [{k: (v if k in ("workload", "arm", "huge_pages") else
-                         float(v) if "." in v else int(v)) for k, v in r.items()}
-                    for r in csv.DictReader(f)]
-        with open(os.path.join(args.out, "started")) as f:
-            started = datetime.datetime.fromisoformat(f.read().strip())
-        report.write(args, [a for a in arms if any(r["arm"] == a.key for r in rows)],
-                     rows, machine_info(), started,
-                     base_settings(args.huge_pages, "(a directory under build/bench/data)"),
-                     report_params())
-        log("report: %s" % os.path.join(args.out, "REPORT.md"))
-        return
     sockdir = os.path.join(args.data, "sock")
     os.makedirs(sockdir, exist_ok=True)
-    cluster = Cluster(args.data, sockdir)
-    # a server left running by an interrupted benchmark
-    for arm in arms:
-        subprocess.run([arm.bin("pg_ctl"), "-D", cluster.pgdata, "-m", "immediate",
-                        "stop"], capture_output=True)
-
-    started = datetime.datetime.now(datetime.timezone.utc)
-    with open(os.path.join(args.out, "started"), "w") as f:
-        f.write(started.isoformat() + "\n")
-    log("preparing data sets")
-    prepare_data(args, arms, cluster)
-    warm_os_cache(cluster)
-    sdir = write_scripts(args.out)
-
-    plan = [(run, wl, pool, arm)
-            for run in range(1, args.conf["runs"] + 1)
-            for wl, pool in args.conf["workloads"]
-            for arm in arms
-            if arm.max_chances is None or wl == "zipf"]
-    rows = []
-    t0 = time.time()
-    for i, (run, wl, pool, arm) in enumerate(plan, 1):
-        row = measure(args, arm, cluster, sdir, wl, pool, run)
-        rows.append(row)
-        elapsed = time.time() - t0
-        eta = elapsed / i * (len(plan) - i)
-        log("[%d/%d] run %d %s %dMB %-6s tps %8.0f  adv/victim %5.2f  tail %6d  "
-            "hit%% %.3f%s  (eta %dm%02ds)" % (
-                i, len(plan), run, wl, pool, arm.key, row["tps"],
-                row["adv_per_victim"], row["max_advances"], row["hit_pct"],
-                "  hot hit%% %.3f" % row["hot_hit_pct"] if wl == "scan" else "",
-                eta // 60, eta % 60))
-
-    with open(os.path.join(args.out, "runs.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
 
     import report
-    report.write(args, arms, rows, machine_info(), started,
-                 base_settings(args.huge_pages, "(a directory under build/bench/data)"),
-                 report_params())
+    if args.report_only:
+        with open(os.path.join(args.out, "started")) as f:
+            started = datetime.datetime.fromisoformat(f.read().strip())
+    else:
+        cluster = Cluster(os.path.join(args.data, "cluster"), sockdir, PORT, arms[0],
+                          os.path.join(args.data, "server.log"))
+        # servers left running by an interrupted benchmark
+        for d in [cluster.pgdata] + [os.path.join(args.data, "paired-%d" % i)
+                                     for i in range(3)]:
+            subprocess.run([arms[0].bin("pg_ctl"), "-D", d, "-m", "immediate", "stop"],
+                           capture_output=True)
+        started = datetime.datetime.now(datetime.timezone.utc)
+        with open(os.path.join(args.out, "started"), "w") as f:
+            f.write(started.isoformat() + "\n")
+        for f in ("runs.csv", "paired.csv", "callgrind.csv"):
+            if os.path.exists(os.path.join(args.out, f)):
+                os.unlink(os.path.join(args.out, f))
+        args.sdir = write_scripts(args)
+        log("preparing data sets")
+        load_datasets(args, cluster, datasets(conf["workloads"]))
+        warm_os_cache(cluster.pgdata)
+        log("capacity: misses, hit ratios, the clock-sweep's work (%d runs)" % conf["runs"])
+        capacity(args, arms, cluster)
+        if conf["paired"]:
+            log("throughput: paired windows")
+            throughput(args, arms, cluster)
+        if conf["callgrind"]:
+            log("cost: instructions per query (callgrind)")
+            cost(args, arms)
+    rows = read_csv(os.path.join(args.out, "runs.csv"))
+    windows = read_csv(os.path.join(args.out, "paired.csv"))
+    cg = read_csv(os.path.join(args.out, "callgrind.csv"))
+    report.write(args, [a for a in arms if any(r["arm"] == a.key for r in rows)],
+                 rows, windows, cg, machine_info(), started,
+                 base_settings(args.huge_pages), report_params(conf))
     log("report: %s" % os.path.join(args.out, "REPORT.md"))
 
 

@@ -5,15 +5,19 @@
 #
 # Builds the arms as release builds with the same options, in their own
 # build directories (build/bench/<arm>): stock 18.6 with the measurement-only
-# patch bench/stock-counters.patch, and the series up to each patch listed in
-# BENCH_ARMS (default: 0004, "partitioning alone", and 0008, the clock-sweep
-# patches), and in full mode the last arm again with the values of
-# clock_sweep_max_chances in BENCH_FRONTIER (default "128 1000000", on the
-# zipfian workloads only: the bound's trade-off).  Then runs bench/bench.py as the unprivileged user, which runs the
-# workloads against every arm, interleaved, and writes the report:
-#   full:  bench/results/REPORT.md (+ runs.csv, PNG plots), about an hour
+# patch bench/stock-counters.patch; the series up to each patch listed in
+# BENCH_ARMS (default: 0004, partitioning alone, and 0007, the replacement
+# rule); in full mode, the arms of BENCH_EXTRA_ARMS, NAME=REV:N, the first N
+# patches of patches/ as of revision REV of this repository (default: the
+# series' previous replacement rule, one bit + probation + bound + bgwriter
+# chances, "v1-0008=5d82d03:8"); and in full mode the last BENCH_ARMS arm
+# again with each setting of BENCH_FRONTIER (default: no minimum trial, pure
+# SIEVE, and no bound), on the zipfian workloads only: the rule's frontier.
+# Then runs bench/bench.py as the unprivileged user, which measures every
+# arm and writes the report (see bench/README.md):
+#   full:  bench/results/REPORT.md (+ CSV files, PNG plots), about two hours
 #   quick: build/bench/results-quick/REPORT.md, a few minutes (a smoke run:
-#          one small pool, one short run per arm; no claims from it)
+#          small pools, one short run per arm; no claims from it)
 # While it runs, huge pages are reserved for the largest pool and
 # transparent huge pages are off; both are restored at the end.
 . "$(dirname "$0")/../tools/lib.sh"
@@ -25,7 +29,14 @@ case "${1:-}" in
 	*) die "unknown option '$1'" "usage: bench/bench.sh [--quick]" ;;
 esac
 
-ARMS=(stock ${BENCH_ARMS:-0004 0008})
+ARMS=(stock ${BENCH_ARMS:-0004 0007})
+if [ "$mode" = full ]; then
+	EXTRA=(${BENCH_EXTRA_ARMS-v1-0008=5d82d03:8})
+	FRONTIER=(${BENCH_FRONTIER-clock_sweep_min_trial=0 clock_sweep_max_advances=1000000})
+else
+	EXTRA=()
+	FRONTIER=()
+fi
 BB=$BUILD/bench
 WT=$BB/src
 if [ "$mode" = full ]; then
@@ -58,8 +69,18 @@ fi
 mapfile -t commits < <(git -C "$SRC" rev-list --reverse "$root"..HEAD)
 
 bindirs=()
+build_arm() {
+	local arm=$1 label=$2
+	step "building arm '$arm': $label"
+	"$TOP/tools/build.sh" "$WT" "$BB/$arm/meson" "$BB/$arm/install" "${MESON_BENCH_OPTS[@]}" ||
+		die "arm '$arm' does not build"
+	bindirs+=("$arm=$BB/$arm/install/bin")
+	echo "$label" >"$BB/$arm/label"
+}
+
 for arm in "${ARMS[@]}"; do
 	git -C "$WT" reset -q --hard
+	git -C "$WT" clean -qfd
 	if [ "$arm" = stock ]; then
 		git -C "$WT" checkout -q --detach "$root"
 		git -C "$WT" apply "$TOP/bench/stock-counters.patch" ||
@@ -73,22 +94,37 @@ for arm in "${ARMS[@]}"; do
 		git -C "$WT" checkout -q --detach "$c"
 		label="series up to $arm ($(git -C "$SRC" log -1 --format=%s "$c"))"
 	fi
-	step "building arm '$arm': $label"
-	"$TOP/tools/build.sh" "$WT" "$BB/$arm/meson" "$BB/$arm/install" "${MESON_BENCH_OPTS[@]}" ||
-		die "arm '$arm' does not build"
-	bindirs+=("$arm=$BB/$arm/install/bin")
-	echo "$label" >"$BB/$arm/label"
+	build_arm "$arm" "$label"
+done
+
+# Earlier versions of the series, from this repository's history.
+for spec in "${EXTRA[@]}"; do
+	arm=${spec%%=*} rev=${spec#*=}
+	n=${rev##*:} rev=${rev%:*}
+	git -C "$TOP" rev-parse -q --verify "$rev^{commit}" >/dev/null ||
+		die "BENCH_EXTRA_ARMS: no revision $rev in this repository"
+	git -C "$WT" reset -q --hard
+	git -C "$WT" clean -qfd
+	git -C "$WT" checkout -q --detach "$root"
+	mapfile -t old < <(git -C "$TOP" ls-tree --name-only "$rev" patches/ |
+		grep -E '/[0-9]{4}-' | grep -v '/0000-' | head -n "$n")
+	[ "${#old[@]}" -eq "$n" ] || die "BENCH_EXTRA_ARMS: $rev has fewer than $n patches"
+	for p in "${old[@]}"; do
+		git -C "$TOP" show "$rev:$p" | git -C "$WT" apply --whitespace=nowarn ||
+			die "BENCH_EXTRA_ARMS: $p of $rev does not apply"
+	done
+	build_arm "$arm" "the series as of $rev, up to patch $n ($(git -C "$TOP" show "$rev:${old[-1]}" |
+		sed -n 's/^Subject: \[PATCH[^]]*\] //p' | head -n 1))"
 done
 git -C "$WT" reset -q --hard
+git -C "$WT" clean -qfd
 
-# The bound's frontier: the last arm again with other values of
-# clock_sweep_max_chances, on the zipfian workloads (full mode only).
-if [ "$mode" = full ] && [ -n "${BENCH_FRONTIER-128 1000000}" ]; then
-	last=${ARMS[-1]}
-	for t in ${BENCH_FRONTIER-128 1000000}; do
-		bindirs+=("$last@$t=$BB/$last/install/bin")
-	done
-fi
+# The rule's frontier: the last series arm again with other settings, on the
+# zipfian workloads (full mode only).
+last=${ARMS[-1]}
+for f in "${FRONTIER[@]}"; do
+	bindirs+=("$last@$f=$BB/$last/install/bin")
+done
 
 # Machine settings for the run, restored on exit: huge pages for the largest
 # pool (if the kernel gives them), transparent huge pages off.
