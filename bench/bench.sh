@@ -6,8 +6,8 @@
 # Builds the arms as release builds with the same options, in their own
 # build directories (build/bench/<arm>): stock 18.6 with the measurement-only
 # patch bench/stock-counters.patch; the series up to each patch listed in
-# BENCH_ARMS (default: 0004, partitioning alone, and 0007, the replacement
-# rule); in full mode, the arms of BENCH_EXTRA_ARMS, NAME=REV:N, the first N
+# BENCH_ARMS (default: 0007, the replacement rule; e.g. "0004 0007" adds
+# the partitioning alone); in full mode, the arms of BENCH_EXTRA_ARMS, NAME=REV:N, the first N
 # patches of patches/ as of revision REV of this repository (default: the
 # series' previous replacement rule, one bit + probation + bound + bgwriter
 # chances, "v1-0008=5d82d03:8"); and in full mode the last BENCH_ARMS arm
@@ -29,7 +29,7 @@ case "${1:-}" in
 	*) die "unknown option '$1'" "usage: bench/bench.sh [--quick]" ;;
 esac
 
-ARMS=(stock ${BENCH_ARMS:-0004 0007})
+ARMS=(stock ${BENCH_ARMS:-0007})
 if [ "$mode" = full ]; then
 	EXTRA=(${BENCH_EXTRA_ARMS-v1-0008=5d82d03:8})
 	FRONTIER=(${BENCH_FRONTIER-clock_sweep_min_trial=0 clock_sweep_max_advances=1000000})
@@ -135,7 +135,8 @@ cleanup() {
 trap cleanup EXIT
 huge_pages=off
 if is_root && [ -w /proc/sys/vm/nr_hugepages ]; then
-	want_mb=$([ "$mode" = full ] && echo 2048 || echo 128)
+	# the largest pool, three times: the paired windows run three servers
+	want_mb=$([ "$mode" = full ] && echo 1536 || echo 384)
 	want=$(((want_mb + want_mb / 8 + 64) / 2))
 	old=$(cat /proc/sys/vm/nr_hugepages)
 	if [ "$old" -lt "$want" ]; then

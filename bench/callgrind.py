@@ -48,6 +48,46 @@ Cases:
   seqscan_offset  SELECT * FROM pgbench_accounts OFFSET 1000000000, likewise.
   seqscan         both seqscan cases.
 
+Every run uses the same settings for every arm (COMMON_SETTINGS, the case's
+shared_buffers; the scans also forbid index paths, as the all-visible table
+would otherwise be counted by an index-only scan), and checks that it ran
+what it means to: exit status 0, no ERROR/FATAL/PANIC/WARNING on stderr, one
+prompt per statement, every lookup's and count's result row, and per
+measured query exactly one _bt_first and no heap_getnextslot (lookups) or
+1000001 heap_getnextslot and no _bt_first (scans).  Any failure stops the
+whole measurement with the command, its stderr and valgrind's log.
+
+The table shows, per case and arm, Ir per query (mean of the repetitions),
+the ratio to the first arm, the spread of the repetitions (max - min, and
+relative), and reads and buffer allocations per query (calls of
+smgrstartreadv and StrategyGetBuffer, K..2K as well): with a different
+replacement rule an arm can miss more or less often in "evict", and a
+miss costs some 12000 Ir by itself (read path, checksum verification), so
+compare evict's Ir only together with its reads; evict_stride has the same
+misses in every arm.
+
+What this measures, and what not:
+
+- Instructions executed in user space by the backend (libc included), not
+  cycles: cache misses, memory latency, NUMA placement, atomics' cost and
+  contention are invisible, and so is the kernel's work (pread copies).
+- Single-user mode is one process, with no postmaster, background writer,
+  checkpointer, walwriter or autovacuum (what the series lets the background
+  writer do is not exercised); the backend itself writes the shutdown
+  checkpoint (cancels out).  Statements come from stdin, one per line
+  (without -j, a newline ends a statement, which is what the scripts need;
+  -j would need a ";" and an empty line after each).  Each is parsed and
+  planned anew (simple protocol, no prepared statements), and each result
+  row is printed in single-user mode's verbose text form: that overhead is
+  part of every query's Ir, the same in every arm, and makes the ratios
+  smaller than the same difference in Ir would be for a pgbench -M prepared
+  query.
+- Data checksums are on (initdb's default in 18, as in bench.py): each page
+  read from the OS costs a checksum verification, ~10000 Ir.
+- Work driven by the wall clock (NOT_COUNTED: the once-a-second statistics
+  flush and its idle timer) is not counted: under valgrind it would depend
+  on the machine's load.  What remains varies by a few hundred Ir per run.
+
 The module is importable: run(cases, arms, datadir, ...) returns one dict
 per (case, arm, repetition); see its docstring.  Python 3 standard library
 only.
@@ -55,6 +95,7 @@ only.
 
 import argparse
 import csv
+import fcntl
 import os
 import re
 import shutil
@@ -89,16 +130,31 @@ PREWARM = ["SELECT pg_prewarm('pgbench_accounts')",
 
 STRIDE = 67             # evict_stride: > 61 rows per heap page, prime
 
-# name -> shared_buffers, kind, the order of the aids (lookups) or the
-# scanned query (scans)
+# The table is all-visible, so count(*) would be an index-only scan of the
+# primary key: the scans forbid index paths.
+NO_INDEX = {"enable_indexscan": "off", "enable_indexonlyscan": "off",
+            "enable_bitmapscan": "off"}
+
+# Calls per measured query that every run must show (the plan is the one
+# meant): function -> exact count.
+LOOKUP_CALLS = {"_bt_first": 1, "heap_getnextslot": 0}
+SCAN_CALLS = {"heap_getnextslot": NACCOUNTS + 1, "_bt_first": 0}
+
+# name -> shared_buffers, extra settings, kind, the order of the aids
+# (lookups) or the scanned query (scans), the calls per query to check
 CASES = {
-    "hit": dict(shared_buffers="256MB", kind="lookup", order="random"),
-    "evict": dict(shared_buffers="16MB", kind="lookup", order="random"),
-    "evict_stride": dict(shared_buffers="16MB", kind="lookup", order="stride"),
-    "seqscan_count": dict(shared_buffers="16MB", kind="scan",
-                          query="SELECT count(*) FROM pgbench_accounts"),
-    "seqscan_offset": dict(shared_buffers="16MB", kind="scan",
-                           query="SELECT * FROM pgbench_accounts OFFSET 1000000000"),
+    "hit": dict(shared_buffers="256MB", settings={}, kind="lookup",
+                order="random", calls=LOOKUP_CALLS),
+    "evict": dict(shared_buffers="16MB", settings={}, kind="lookup",
+                  order="random", calls=LOOKUP_CALLS),
+    "evict_stride": dict(shared_buffers="16MB", settings={}, kind="lookup",
+                         order="stride", calls=LOOKUP_CALLS),
+    "seqscan_count": dict(shared_buffers="16MB", settings=NO_INDEX, kind="scan",
+                          query="SELECT count(*) FROM pgbench_accounts",
+                          calls=SCAN_CALLS),
+    "seqscan_offset": dict(shared_buffers="16MB", settings=NO_INDEX, kind="scan",
+                           query="SELECT * FROM pgbench_accounts OFFSET 1000000000",
+                           calls=SCAN_CALLS),
 }
 ALIASES = {"seqscan": ["seqscan_count", "seqscan_offset"]}
 
@@ -108,6 +164,16 @@ ALIASES = {"seqscan": ["seqscan_count", "seqscan_offset"]}
 # allocs: StrategyGetBuffer, one per buffer needed for a page that is not
 #   in shared buffers, from a ring (its reuse included) or the clock sweep.
 COUNTED = {"reads": "smgrstartreadv", "allocs": "StrategyGetBuffer"}
+
+# Work driven by the wall clock, not by the queries: the cumulative
+# statistics are flushed at most once a second (pgstat_report_stat), an idle
+# timer is armed and disarmed around it, and its SIGALRM handled.  Under
+# valgrind, how often that happens depends on the slowdown and on the load
+# of the machine, a noise of up to ~0.03% per query.  Their instructions are
+# not counted (callgrind --toggle-collect, collection off inside them).  The
+# same code in every arm; a real backend pays it at most once a second.
+NOT_COUNTED = ("pgstat_report_stat", "enable_timeout_after", "disable_timeout",
+               "handle_sig_alarm")
 
 CSV_COLUMNS = ["case", "arm", "k", "ir_k", "ir_2k", "ir_per_query",
                "reads_per_query", "allocs_per_query", "rep"]
@@ -171,6 +237,8 @@ class _Arm:
             settings = {}
         elif hasattr(spec, "bindir"):       # bench.py's Arm
             name, bindir, settings = getattr(spec, "key", spec.name), spec.bindir, {}
+            if getattr(spec, "max_chances", None) is not None:
+                settings["clock_sweep_max_chances"] = str(spec.max_chances)
         else:
             name, bindir = spec[0], spec[1]
             settings = dict(spec[2]) if len(spec) > 2 else {}
@@ -250,9 +318,15 @@ def prepare_template(datadir, arm, log=print):
             raise Failure("template: pgbench_accounts has %d rows, expected %d"
                           % (n, NACCOUNTS))
         psql("CHECKPOINT")
-    finally:
-        _run([arm.bin("pg_ctl"), "-w", "-t", "300", "-D", tdir, "-m", "fast", "stop"],
-             "stop of the template server")
+    except BaseException:
+        try:
+            _run([arm.bin("pg_ctl"), "-w", "-t", "300", "-D", tdir, "-m", "fast",
+                  "stop"], "stop of the template server")
+        except Failure as e:
+            log("  (and the template server did not stop: %s)" % e)
+        raise
+    _run([arm.bin("pg_ctl"), "-w", "-t", "300", "-D", tdir, "-m", "fast", "stop"],
+         "stop of the template server")
     with open(stamp, "w") as f:
         f.write(_template_id(arm))
     log("  template ready in %.0f s" % (time.time() - t0))
@@ -361,7 +435,8 @@ def valgrind_collected(path):
 def run_once(datadir, tdir, arm, case, n, rep, log=print):
     """Copy the template, run the script of n measured queries of case in a
     single-user backend of arm under callgrind; return the total Ir, the
-    calls of the COUNTED functions, and the wall time."""
+    calls of the COUNTED functions and of the case's checked ones (by
+    function name), and the wall time."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         raise Failure("valgrind is not in PATH (%s)" % os.environ.get("PATH"))
@@ -388,10 +463,14 @@ def run_once(datadir, tdir, arm, case, n, rep, log=print):
 
     settings = dict(COMMON_SETTINGS)
     settings["shared_buffers"] = CASES[case]["shared_buffers"]
+    settings.update(CASES[case]["settings"])
     settings.update(arm.settings)
     cmd = [valgrind, "--tool=callgrind", "--callgrind-out-file=" + outfile,
-           "--log-file=" + vglog, "--trace-children=no",
-           arm.bin("postgres"), "--single", "-D", rundir]
+           "--log-file=" + vglog, "--trace-children=no"]
+    cmd += ["--toggle-collect=" + fn for fn in NOT_COUNTED]
+    # --toggle-collect implies --collect-atstart=no: undo that, after it
+    cmd += ["--collect-atstart=yes"]
+    cmd += [arm.bin("postgres"), "--single", "-D", rundir]
     for k, v in settings.items():
         cmd += ["-c", "%s=%s" % (k, v)]
     cmd.append(DBNAME)
@@ -410,23 +489,30 @@ def run_once(datadir, tdir, arm, case, n, rep, log=print):
     bad = re.findall(r"^.*\b(?:ERROR|FATAL|PANIC|WARNING):.*$", err, re.M)
     if bad:
         raise Failure("single-user run %s reported: %s\n%s" % (tag, bad[0], where))
+    out = open(stdout_f, errors="replace").read()
+    # one prompt before every statement, and one at the end of the input
+    nstmt = len(script_lines(case, n))
+    got = out.count("backend> ")
+    if got != nstmt + 1:
+        raise Failure("single-user run %s: %d prompts in %s, expected %d (statements "
+                      "+ 1)\n%s" % (tag, got, stdout_f, nstmt + 1, where))
     pattern, count = expected_output(case, n)
     if pattern is not None:
-        got = len(re.findall(pattern, open(stdout_f, errors="replace").read()))
+        got = len(re.findall(pattern, out))
         if got != count:
             raise Failure("single-user run %s: %d results matching %r in %s, "
                           "expected %d\n%s" % (tag, got, pattern, stdout_f, count, where))
     if not os.path.exists(outfile):
         raise Failure("single-user run %s wrote no callgrind output %s\n%s"
                       % (tag, outfile, where))
-    ir, calls = parse_callgrind(outfile, COUNTED.values())
+    ir, calls = parse_callgrind(outfile, list(COUNTED.values()) + list(CASES[case]["calls"]))
     collected = valgrind_collected(vglog)
     if ir != collected:
         raise Failure("single-user run %s: callgrind totals %d != valgrind's "
                       "Collected %d (%s, %s)" % (tag, ir, collected, outfile, vglog))
     shutil.rmtree(rundir)
     log("    %-15s %-8s n=%-6d rep %d: Ir %d (%.0f s)" % (case, arm.name, n, rep, ir, secs))
-    return ir, {k: calls[fn] for k, fn in COUNTED.items()}, secs
+    return ir, calls, secs
 
 
 # ------------------------------------------------------------------ API
@@ -441,7 +527,7 @@ def run(cases, arms, datadir, k=DEFAULT_K, k_scan=DEFAULT_K_SCAN, repeat=1,
       .bindir and .key/.name; the first arm builds the template.
     datadir: scratch directory (created), holding the template, the run
       copy, scripts, callgrind outputs and logs.
-    k: measured lookups of hit and evict; k_scan: measured scans.
+    k: measured lookups (hit, evict, evict_stride); k_scan: measured scans.
     repeat: how many times each measurement is made (arms interleaved).
 
     Returns one dict per (case, arm, repetition), in run order: case, arm,
@@ -466,6 +552,19 @@ def run(cases, arms, datadir, k=DEFAULT_K, k_scan=DEFAULT_K_SCAN, repeat=1,
         raise Failure("k, k_scan and repeat must be positive")
     datadir = os.path.abspath(datadir)
     os.makedirs(datadir, exist_ok=True)
+    lock = open(os.path.join(datadir, "lock"), "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        raise Failure("%s is in use by another callgrind.py (%s/lock)"
+                      % (datadir, datadir))
+    try:
+        return _run_locked(cases, arms, datadir, k, k_scan, repeat, log)
+    finally:
+        lock.close()
+
+
+def _run_locked(cases, arms, datadir, k, k_scan, repeat, log):
     tdir = prepare_template(datadir, arms[0], log)
     rows = []
     for case in cases:
@@ -476,11 +575,17 @@ def run(cases, arms, datadir, k=DEFAULT_K, k_scan=DEFAULT_K_SCAN, repeat=1,
                 ir2, c2, s2 = run_once(datadir, tdir, arm, case, 2 * kk, rep, log)
                 if ir2 <= ir1:
                     raise Failure("%s %s: Ir(2K)=%d <= Ir(K)=%d" % (case, arm.name, ir2, ir1))
+                for fn, want in CASES[case]["calls"].items():
+                    if c2[fn] - c1[fn] != want * kk:
+                        raise Failure(
+                            "%s %s: %s called %d times in %d queries, expected %d "
+                            "per query: not the plan this case means (see %s/out)"
+                            % (case, arm.name, fn, c2[fn] - c1[fn], kk, want, datadir))
                 row = dict(case=case, arm=arm.name, k=kk, ir_k=ir1, ir_2k=ir2,
                            ir_per_query=(ir2 - ir1) / kk, rep=rep,
                            seconds=round(s1 + s2, 1))
-                for key in COUNTED:
-                    row[key + "_per_query"] = (c2[key] - c1[key]) / kk
+                for key, fn in COUNTED.items():
+                    row[key + "_per_query"] = (c2[fn] - c1[fn]) / kk
                 rows.append(row)
     return rows
 
@@ -549,7 +654,7 @@ def main(argv=None):
                    help="comma-separated: %s (default: hit,evict,seqscan)"
                    % ", ".join(list(CASES) + list(ALIASES)))
     p.add_argument("--k", type=int, default=DEFAULT_K,
-                   help="measured lookups of hit and evict (default %d)" % DEFAULT_K)
+                   help="measured lookups of the lookup cases (default %d)" % DEFAULT_K)
     p.add_argument("--k-scan", type=int, default=DEFAULT_K_SCAN,
                    help="measured scans of the seqscan cases (default %d)" % DEFAULT_K_SCAN)
     p.add_argument("--repeat", type=int, default=1,

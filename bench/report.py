@@ -217,19 +217,26 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
                  "valgrind's callgrind; the cost per query is the difference in "
                  "instructions between a script of 2K and one of K queries, divided by "
                  "K, so that startup and shutdown cancel out. Repeated runs agree to "
-                 "about 0.01%. `hit`: indexed point lookups with the data in a pool "
+                 "about 0.001%. `hit`: indexed point lookups with the data in a pool "
                  "larger than it; `evict`: the same lookups through a pool much smaller "
-                 "than the data, so that most of them evict a buffer.")
+                 "than the data, so that most of them evict a buffer (an arm that "
+                 "misses less also reads less: see reads/query); `evict_stride`: "
+                 "lookups of every 67th row, so that every arm misses equally often "
+                 "and only the cost of the eviction path differs; `seqscan_count`, "
+                 "`seqscan_offset`: `SELECT count(*)` and `SELECT * ... OFFSET "
+                 "1000000000` of pgbench_accounts through a 16MB pool (a ring). "
+                 "Single-user mode has no background writer.")
         L.append("")
-        L.append("| case | arm | instructions per query | ratio to stock |")
-        L.append("|---|---|---|---|")
+        L.append("| case | arm | instructions per query | ratio to stock | reads/query |")
+        L.append("|---|---|---|---|---|")
         for c in sorted({r["case"] for r in cg}, key=lambda x: [r["case"] for r in cg].index(x)):
             base = [r for r in cg if r["case"] == c and r["arm"] == ref]
             for r in [r for r in cg if r["case"] == c]:
-                L.append("| %s | `%s` | %.0f | %.4f |" % (
+                L.append("| %s | `%s` | %.0f | %.4f | %s |" % (
                     c, r["arm"], r["ir_per_query"],
                     ratio(r["ir_per_query"], base[0]["ir_per_query"]) if base else
-                    float("nan")))
+                    float("nan"), "%.3f" % r["reads_per_query"]
+                    if isinstance(r.get("reads_per_query"), (int, float)) else ""))
 
     # targets
     L.append("")

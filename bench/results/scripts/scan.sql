@@ -1,2 +1,2 @@
-\set n random(1, 8)
+SELECT nextval('scan_seq') % 16 + 1 AS n \gset
 SELECT count(*) FROM scan_:n;
