@@ -497,8 +497,8 @@ def throughput(args, arms, main_cluster):
     import paired
     conf = args.conf
     ref = arms[0]
-    tested = [a for a in arms if a.series and not a.frontier][-1:]
-    trio = [(ref.key, ref), (ref.key + "#2", ref)] + [(a.key, a) for a in tested]
+    main_arm = [a for a in arms if a.key == args.main]
+    trio = [(ref.key, ref), (ref.key + "#2", ref)] + [(a.key, a) for a in main_arm]
     windows = []
     for wl, pool in conf["paired"]:
         db, scale, scan_mb = dataset_of(wl, pool)
@@ -557,6 +557,10 @@ def write_csv(path, rows):
         w.writerows(rows)
 
 
+# columns that stay strings when read back (an arm may be named "0007")
+STRING_COLUMNS = ("arm", "workload", "case", "huge_pages")
+
+
 def read_csv(path):
     if not os.path.exists(path):
         return []
@@ -565,6 +569,9 @@ def read_csv(path):
         for r in csv.DictReader(f):
             row = {}
             for k, v in r.items():
+                if k in STRING_COLUMNS:
+                    row[k] = v
+                    continue
                 try:
                     row[k] = int(v)
                 except ValueError:
@@ -618,6 +625,12 @@ def main():
     p.add_argument("--workloads", help="override the mode's, e.g. zipf:128,scan:512")
     p.add_argument("--paired", help="override the mode's paired workloads ('' for none)")
     p.add_argument("--callgrind", help="override the mode's callgrind cases ('' for none)")
+    p.add_argument("--main", help="the arm the targets are about (default: the "
+                   "last series arm without settings); the paired windows "
+                   "compare it with stock")
+    p.add_argument("--phases", default="capacity,paired,cost",
+                   help="which measurements to make (the CSV files of the others "
+                   "in --out are kept)")
     p.add_argument("arms", nargs="+", help="NAME[@GUC=VALUE,...]=BINDIR")
     args = p.parse_args()
     conf = dict(MODES[args.mode])
@@ -643,6 +656,11 @@ def main():
         key, bindir = a.rsplit("=", 1)
         arms.append(Arm(key, os.path.abspath(bindir)))
     args.arms = arms
+    if not args.main:
+        args.main = [a.key for a in arms if a.series and not a.frontier][-1]
+    if args.main not in [a.key for a in arms]:
+        raise SystemExit("--main %s is not one of the arms" % args.main)
+    phases = args.phases.split(",")
     os.makedirs(args.out, exist_ok=True)
     sockdir = os.path.join(args.data, "sock")
     os.makedirs(sockdir, exist_ok=True)
@@ -660,21 +678,28 @@ def main():
             subprocess.run([arms[0].bin("pg_ctl"), "-D", d, "-m", "immediate", "stop"],
                            capture_output=True)
         started = datetime.datetime.now(datetime.timezone.utc)
-        with open(os.path.join(args.out, "started"), "w") as f:
-            f.write(started.isoformat() + "\n")
-        for f in ("runs.csv", "paired.csv", "callgrind.csv"):
-            if os.path.exists(os.path.join(args.out, f)):
+        if "capacity" in phases:
+            with open(os.path.join(args.out, "started"), "w") as f:
+                f.write(started.isoformat() + "\n")
+        else:
+            with open(os.path.join(args.out, "started")) as f:
+                started = datetime.datetime.fromisoformat(f.read().strip())
+        for phase, f in (("capacity", "runs.csv"), ("paired", "paired.csv"),
+                         ("cost", "callgrind.csv")):
+            if phase in phases and os.path.exists(os.path.join(args.out, f)):
                 os.unlink(os.path.join(args.out, f))
         args.sdir = write_scripts(args)
-        log("preparing data sets")
-        load_datasets(args, cluster, datasets(conf["workloads"]))
-        warm_os_cache(cluster.pgdata)
-        log("capacity: misses, hit ratios, the clock-sweep's work (%d runs)" % conf["runs"])
-        capacity(args, arms, cluster)
-        if conf["paired"]:
+        if "capacity" in phases:
+            log("preparing data sets")
+            load_datasets(args, cluster, datasets(conf["workloads"]))
+            warm_os_cache(cluster.pgdata)
+            log("capacity: misses, hit ratios, the clock-sweep's work (%d runs)"
+                % conf["runs"])
+            capacity(args, arms, cluster)
+        if conf["paired"] and "paired" in phases:
             log("throughput: paired windows")
             throughput(args, arms, cluster)
-        if conf["callgrind"]:
+        if conf["callgrind"] and "cost" in phases:
             log("cost: instructions per query (callgrind)")
             cost(args, arms)
     rows = read_csv(os.path.join(args.out, "runs.csv"))

@@ -157,4 +157,4 @@ step "running the benchmark ($mode) as $PGUSER_LOCAL: results in ${OUT#$TOP/}"
 as_user /usr/bin/python3 "$TOP/bench/bench.py" --mode "$mode" --out "$OUT" \
 	--data "$BB/data" --huge-pages "$huge_pages" \
 	--command "make bench$([ "$mode" = quick ] && echo -quick)" \
-	"${bindirs[@]}"
+	--main "$last" "${bindirs[@]}"

@@ -47,8 +47,7 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
     out = args.out
     keys = [a.key for a in arms]
     ref = keys[0]
-    main_arm = [a.key for a in arms if a.series and not a.frontier][-1:] or [ref]
-    main_arm = main_arm[0]
+    main_arm = args.main
     bound = int(next((a.settings.get("clock_sweep_max_advances") for a in arms
                       if a.key == main_arm and "clock_sweep_max_advances" in a.settings),
                      DEFAULT_BOUND))
