@@ -54,7 +54,7 @@ MESON_BENCH_OPTS=(
 	-Dnls=disabled -Dllvm=disabled
 )
 
-ensure_packages "${DEB_PACKAGES[@]}" python3-matplotlib
+ensure_packages "${DEB_PACKAGES[@]}" python3-matplotlib valgrind
 "$TOP/tools/tree.sh"
 
 # One worktree for all arms, so that every arm's build directory sees the
