@@ -409,13 +409,9 @@ def workload_commands(args, wl, pool, cluster, seconds, seed):
 
 
 def run_pgbench(cmds):
-    procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True) for c in cmds]
-    outs = [p.communicate()[0] for p in procs]
-    for p, o in zip(procs, outs):
-        if p.returncode != 0:
-            raise RuntimeError("pgbench failed:\n" + o)
-    return outs
+    """Run the pgbench commands at the same time; their outputs."""
+    import paired
+    return paired.run_concurrently(cmds)
 
 
 def measure(args, arm, cluster, wl, pool, run):
