@@ -2,16 +2,17 @@
 # tools/; see README.md for what each target does.
 SHELL := /bin/bash
 
-.PHONY: demo check check-core check-series check-variants vm-check bench bench-quick tree export build help
+.PHONY: demo check check-core check-series check-variants vm-check abi-check bench bench-quick tree export build help
 
 help:
 	@echo "make demo          build the series and show it working on a small cluster"
 	@echo "make check         build the series and run all tests: core suites, no-libnuma"
-	@echo "                   build, NUMA tests in multi-node VMs (CI runs this)"
+	@echo "                   build, NUMA tests in multi-node VMs, ABI check (CI runs this)"
 	@echo "make check-core    only the core suites of the development build"
 	@echo "make vm-check      only the NUMA tests in QEMU guests (2, 3, 4 nodes, huge pages)"
 	@echo "make check-series  build and smoke-test every prefix of the series"
 	@echo "make check-variants  build without libnuma and with EXEC_BACKEND, run the NUMA suites"
+	@echo "make abi-check     compare the ABI of postgres with stock 18.6 (abidiff)"
 	@echo "make bench         benchmark stock 18.6 against the series (release builds, about an"
 	@echo "                   hour): bench/results/REPORT.md"
 	@echo "make bench-quick   a smoke run of the benchmark (a few minutes, no claims)"
@@ -36,6 +37,9 @@ check-series:
 
 check-variants:
 	@tools/check-variants.sh $(VARIANTS)
+
+abi-check:
+	@tools/abi-check.sh
 
 bench:
 	@bench/bench.sh

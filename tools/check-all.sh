@@ -3,7 +3,8 @@
 #  1. the development build and the suites of tools/check-suites;
 #  2. the builds without libnuma and with EXEC_BACKEND (tools/check-variants.sh);
 #  3. the NUMA tests in QEMU guests with several nodes (tools/vm-check.sh),
-#     or a loud SKIPPED if QEMU or the guest kernel cannot be had.
+#     or a loud SKIPPED if QEMU or the guest kernel cannot be had;
+#  4. the extension ABI against stock 18.6 (tools/abi-check.sh).
 # Exit status 0 only if nothing failed; the last lines summarise each part.
 . "$(dirname "$0")/lib.sh"
 
@@ -67,6 +68,14 @@ case $part_rc in
 		rc=1
 		;;
 esac
+
+if [ "${SKIP_ABI:-0}" = 1 ]; then
+	summary+=("$(printf '%-14s' 'ABI:') SKIPPED (SKIP_ABI=1)")
+else
+	run_part abi "$TOP/tools/abi-check.sh"
+	summary+=("$(printf '%-14s' 'ABI:') ${part_last#abi-check: }")
+	[ $part_rc = 0 ] || rc=1
+fi
 
 echo
 echo "==> make check summary ($(($(date +%s) - start)) s)"
