@@ -2,13 +2,14 @@
 # tools/; see README.md for what each target does.
 SHELL := /bin/bash
 
-.PHONY: demo check check-core check-series check-variants vm-check abi-check bench bench-quick tree export build help
+.PHONY: demo check check-core check-world check-series check-variants vm-check abi-check bench bench-quick tree export build help
 
 help:
 	@echo "make demo          build the series and show it working on a small cluster"
 	@echo "make check         build the series and run all tests: core suites, no-libnuma"
 	@echo "                   build, NUMA tests in multi-node VMs, ABI check (CI runs this)"
 	@echo "make check-core    only the core suites of the development build"
+	@echo "make check-world   every test of the tree, PostgreSQL's own included (not in CI)"
 	@echo "make vm-check      only the NUMA tests in QEMU guests (2, 3, 4 nodes, huge pages)"
 	@echo "make check-series  build and smoke-test every prefix of the series"
 	@echo "make check-variants  build without libnuma and with EXEC_BACKEND, run the NUMA suites"
@@ -28,6 +29,9 @@ check:
 
 check-core:
 	@tools/check.sh
+
+check-world:
+	@tools/check-world.sh
 
 vm-check:
 	@tools/vm-check.sh $(TOPOLOGIES)

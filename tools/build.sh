@@ -22,6 +22,13 @@ fi
 
 ensure_user_dirs "$bld" "$inst" "$CCACHE_DIR" "$BUILD/home"
 
+# The ecpg TAP tests (ecpg/001_ecpg_err_warn_msg and its Informix twin) run
+# the preprocessor on a file of the source tree and write its output next to
+# it; the source tree is root's, the tests run as the unprivileged user.
+if is_root && [ -d "$src/src/interfaces/ecpg/preproc/t" ]; then
+	chown "$PGUSER_LOCAL" "$src/src/interfaces/ecpg/preproc/t"
+fi
+
 # Reconfigure when the options change; set up from scratch when the build
 # directory is not a complete meson build (e.g. an interrupted setup).
 stamp=$bld/.pgnuma-options

@@ -12,12 +12,9 @@
 # cannot share much with the main build, as pg_config.h differs.
 . "$(dirname "$0")/lib.sh"
 
-declare -A OPTS SUITES
-# the development build's options, without docs (validated there already)
-base=("${MESON_DEV_OPTS[@]/-Ddocs=enabled/-Ddocs=disabled}")
-OPTS[nonuma]="${base[*]/-Dlibnuma=enabled/-Dlibnuma=disabled}"
+# the options are VARIANT_OPTS of lib.sh
+declare -A SUITES
 SUITES[nonuma]="setup numa pg_buffercache pg_prewarm"
-OPTS[exec_backend]="${base[*]} -Dc_args=-DEXEC_BACKEND"
 SUITES[exec_backend]="setup regress numa pg_buffercache pg_prewarm"
 
 variants=("$@")
@@ -28,11 +25,10 @@ ensure_packages "${DEB_PACKAGES[@]}"
 
 failed=()
 for v in "${variants[@]}"; do
-	[ -n "${OPTS[$v]:-}" ] || die "unknown variant '$v'" "known: ${!OPTS[*]}"
+	[ -n "${SUITES[$v]:-}" ] || die "unknown variant '$v'" "known: ${!SUITES[*]}"
 	step "variant $v"
 	bld=$BUILD/variant-$v
-	# shellcheck disable=SC2086
-	"$TOP/tools/build.sh" "$SRC" "$bld" "$bld-install" ${OPTS[$v]}
+	build_variant "$v"
 	list=$(mktemp)
 	tr ' ' '\n' <<<"${SUITES[$v]}" >"$list"
 	if "$TOP/tools/check.sh" "$bld" "$list"; then

@@ -2,7 +2,8 @@
 # tools/check.sh: build the series and run the test suites listed in
 # tools/check-suites, as the unprivileged user.
 #
-# Usage: check.sh [BUILDDIR [SUITES-FILE]]
+# Usage: check.sh [BUILDDIR [SUITES-FILE | all]]
+# "all" runs every test of the tree (tools/check-world.sh).
 # The exit status is the truth; the last line gives the counts.
 . "$(dirname "$0")/lib.sh"
 
@@ -10,14 +11,18 @@ bld=${1:-$BUILD/meson}
 suites_file=${2:-$TOP/tools/check-suites}
 [ $# -ge 1 ] || "$TOP/tools/build.sh"
 
-mapfile -t suites < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$suites_file")
-available=$(meson_suites "$bld")
 args=()
-for s in "${suites[@]}"; do
-	grep -qx -- "$s" <<<"$available" ||
-		die "test suite '$s' (listed in ${suites_file#$TOP/}) does not exist in this tree"
-	args+=(--suite "$s")
-done
+if [ "$suites_file" = all ]; then
+	suites=(all)
+else
+	mapfile -t suites < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$suites_file")
+	available=$(meson_suites "$bld")
+	for s in "${suites[@]}"; do
+		grep -qx -- "$s" <<<"$available" ||
+			die "test suite '$s' (listed in ${suites_file#$TOP/}) does not exist in this tree"
+		args+=(--suite "$s")
+	done
+fi
 
 # The SGML documentation must be valid (xmllint --valid, as the docs build
 # does), where the build has docs enabled.

@@ -41,6 +41,23 @@ MESON_COMMON_OPTS=(
 )
 MESON_DEV_OPTS=(--buildtype=debugoptimized -Dcassert=true "${MESON_COMMON_OPTS[@]}")
 
+# The build variants (tools/check-variants.sh; tools/vm-check.sh runs the
+# NUMA tests of exec_backend in a guest too): the development build's
+# options, without docs (validated there already).  Each has its own build
+# directory, build/variant-NAME, installed into build/variant-NAME-install.
+declare -A VARIANT_OPTS
+_variant_base=("${MESON_DEV_OPTS[@]/-Ddocs=enabled/-Ddocs=disabled}")
+VARIANT_OPTS[nonuma]="${_variant_base[*]/-Dlibnuma=enabled/-Dlibnuma=disabled}"
+VARIANT_OPTS[exec_backend]="${_variant_base[*]} -Dc_args=-DEXEC_BACKEND"
+
+# Builds and installs variant $1.
+build_variant() {
+	local bld=$BUILD/variant-$1
+	[ -n "${VARIANT_OPTS[$1]:-}" ] || die "unknown variant '$1'" "known: ${!VARIANT_OPTS[*]}"
+	# shellcheck disable=SC2086
+	"$TOP/tools/build.sh" "$SRC" "$bld" "$bld-install" ${VARIANT_OPTS[$1]}
+}
+
 # Debian packages the tooling needs (the build, the tests, the demo).
 DEB_PACKAGES=(
 	meson ninja-build ccache gcc make bison flex perl pkg-config

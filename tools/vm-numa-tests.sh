@@ -13,8 +13,14 @@ SRC=$BUILD/src
 results=$1
 shift
 
-export PATH=$BUILD/install/bin:/usr/sbin:/usr/bin:/sbin:/bin
-export PG_REGRESS=$BUILD/meson/src/test/regress/pg_regress
+# the development build, or a build variant (tools/lib.sh)
+bld=$BUILD/meson inst=$BUILD/install
+if [ -n "${PG_TEST_VARIANT:-}" ]; then
+	bld=$BUILD/variant-$PG_TEST_VARIANT inst=$BUILD/variant-$PG_TEST_VARIANT-install
+	echo "# build variant $PG_TEST_VARIANT"
+fi
+export PATH=$inst/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export PG_REGRESS=$bld/src/test/regress/pg_regress
 export TESTLOGDIR=$VM_SCRATCH/log
 export TESTDATADIR=$VM_SCRATCH/data
 export with_libnuma=yes
