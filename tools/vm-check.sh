@@ -14,12 +14,11 @@
 # (PG_TEST_VARIANT=NAME in the environment: run them against that build
 # variant of lib.sh instead of the development build)
 TOPOLOGIES=(
-	"2nodes|--nodes 2 --cpus-per-node 1 --mem-per-node 1G|PG_TEST_NUMA_NODES=2|001_shmem_interleave 003_shared_buffers_numa"
+	"2nodes|--nodes 2 --cpus-per-node 1 --mem-per-node 1G --hugepages-per-node 64,64|PG_TEST_NUMA_NODES=2 PG_TEST_NUMA_HUGE=enough|001_shmem_interleave 003_shared_buffers_numa"
 	"4nodes|--nodes 4 --cpus-per-node 1 --mem-per-node 512M|PG_TEST_NUMA_NODES=4|001_shmem_interleave 003_shared_buffers_numa"
 	"3nodes-cxl|--nodes 3 --cpus-per-node 1 --mem-per-node 1G,1G,512M --memory-only-nodes 2|PG_TEST_NUMA_NODES=3|001_shmem_interleave 003_shared_buffers_numa"
-	"2nodes-hugepages-even|--nodes 2 --cpus-per-node 1 --mem-per-node 1G --hugepages-per-node 64,64|PG_TEST_NUMA_NODES=2 PG_TEST_NUMA_HUGE=enough|003_shared_buffers_numa"
 	"2nodes-unequal|--nodes 2 --cpus-per-node 1 --mem-per-node 1536M,256M|PG_TEST_NUMA_NODES=2 PG_TEST_NUMA_FILL=512MB|004_unequal_nodes"
-	"2nodes-exec-backend|--nodes 2 --cpus-per-node 1 --mem-per-node 1G|PG_TEST_NUMA_NODES=2 PG_TEST_VARIANT=exec_backend|001_shmem_interleave 003_shared_buffers_numa"
+	"2nodes-exec-backend|--nodes 2 --cpus-per-node 1 --mem-per-node 1G|PG_TEST_NUMA_NODES=2 PG_TEST_VARIANT=exec_backend|003_shared_buffers_numa"
 	"17nodes|--nodes 17 --cpus-per-node 1 --mem-per-node 128M|PG_TEST_NUMA_NODES=17|005_many_nodes"
 	"2nodes-hugepages-node0|--nodes 2 --cpus-per-node 1 --mem-per-node 1G --hugepages-per-node 128,0|PG_TEST_NUMA_NODES=2 PG_TEST_NUMA_HUGE=short|003_shared_buffers_numa"
 )
