@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tools/check-world.sh: build the series and run every test of the tree
-# (all of `meson test`, about 345 tests, PostgreSQL's own included), as the
+# (all of `meson test`, 347 tests as of this writing, PostgreSQL's own included), as the
 # unprivileged user.  Not part of `make check` or CI: it takes too long
 # (see README.md, "The full test suite").
 #
