@@ -55,17 +55,22 @@ MODES = {
         runs=3, warmup=10, measure=15,
         workloads=[
             ("zipf", 128), ("zipf", 256), ("zipf", 512), ("zipfio", 128),
-            ("scan", 512), ("select", 512), ("write", 128),
+            ("lopsided", 128), ("scan", 512), ("select", 512), ("write", 128),
+            ("seqcount1", 128), ("seqcount8", 128),
+            ("seqoffset1", 128), ("seqoffset8", 128),
         ],
         frontier_workloads=[("zipf", 128)],
-        paired=[("zipf", 128), ("zipf", 512), ("select", 512), ("scan", 512)],
+        paired=[("zipf", 128), ("zipf", 512), ("select", 512),
+                ("seqcount1", 128), ("seqcount8", 128),
+                ("seqoffset1", 128), ("seqoffset8", 128)],
         rounds=15, window=5,
         callgrind=["hit", "evict", "evict_stride", "seqscan"], callgrind_k=10000),
     # quick: a smoke run of the whole pipeline, cheap enough for CI.  One
     # run is no basis for a claim; the report says so.
     "quick": dict(
         runs=1, warmup=3, measure=5,
-        workloads=[("zipf", 128), ("scan", 128), ("select", 128), ("write", 128)],
+        workloads=[("zipf", 128), ("lopsided", 128), ("scan", 128), ("select", 128),
+                   ("write", 128), ("seqcount8", 32)],
         frontier_workloads=[],
         paired=[("zipf", 128)], rounds=3, window=2,
         callgrind=["hit"], callgrind_k=200),
@@ -80,6 +85,10 @@ SCAN_TABLE_FRACTION = 0.12  # of shared_buffers: under 1/4, so no ring; 16 of
 #                             while its pages are resident
 SELECT_FRACTION = 0.60      # pgbench -S data set, of shared_buffers
 WRITE_CLIENTS = 6           # tpcb-like clients of the write workload
+SEQ_FRACTION = 1.5          # seq scan workloads: pgbench_accounts, of the pool
+SEQ_PARTITIONS = 8          # ... in 8 partitions, each under a quarter of
+#                             the pool: the scans use no ring, as in the thread
+LOPSIDED_PARTITION = 0      # lopsided: every session's home partition
 COPY_ROWS = 400000          # rows per COPY of the write workload (~40 MB)
 
 PORT = 55499
@@ -185,8 +194,17 @@ def scale_for(pool_mb, fraction):
     return max(1, round(fraction * pool_mb * MB / PAGE / PAGES_PER_SCALE))
 
 
+def seq_workload(wl):
+    """(query, clients) of a seq scan workload, or None."""
+    m = re.match(r"seq(count|offset)(\d+)$", wl)
+    return (m.group(1), int(m.group(2))) if m else None
+
+
 def dataset_of(wl, pool):
-    """(database, pgbench scale, scan tables' MB, copy table?) of a workload."""
+    """(database, pgbench scale, scan tables' MB) of a workload.  The seq*
+    databases hold a partitioned pgbench_accounts (SEQ_PARTITIONS)."""
+    if seq_workload(wl):
+        return "seq%d" % pool, scale_for(pool, SEQ_FRACTION), 0
     if wl == "select":
         return "fit%d" % pool, scale_for(pool, SELECT_FRACTION), 0
     scan_mb = int(pool * SCAN_TABLE_FRACTION) if wl == "scan" else 0
@@ -245,8 +263,10 @@ def load_datasets(args, cluster, need):
                 if scan_mb else ""))
             cluster.psql("DROP DATABASE IF EXISTS %s" % db)
             cluster.psql("CREATE DATABASE %s" % db)
-            cluster.run(ref, ["pgbench", "-i", "-q", "-s", str(scale),
-                              "-h", cluster.sockdir, "-p", str(cluster.port), db])
+            parts = (["--partitions=%d" % SEQ_PARTITIONS]
+                     if db.startswith("seq") else [])
+            cluster.run(ref, ["pgbench", "-i", "-q", "-s", str(scale)] + parts +
+                        ["-h", cluster.sockdir, "-p", str(cluster.port), db])
             cluster.psql("CREATE TABLE copyt (id int, pad text); "
                          "CREATE SEQUENCE scan_seq", db)
             if scan_mb:
@@ -286,6 +306,11 @@ def write_scripts(args):
         # again only after the others, ~1.8 pools, have been read
         f.write("SELECT nextval('scan_seq') %% %d + 1 AS n \\gset\n" % SCAN_TABLES)
         f.write("SELECT count(*) FROM scan_:n;\n")
+    with open(os.path.join(sdir, "seqcount.sql"), "w") as f:
+        f.write("SELECT count(*) FROM pgbench_accounts;\n")
+    with open(os.path.join(sdir, "seqoffset.sql"), "w") as f:
+        # every row is read and projected, none returned
+        f.write("SELECT * FROM pgbench_accounts OFFSET 1000000000;\n")
     with open(os.path.join(sdir, "copy.sql"), "w") as f:
         f.write("COPY copyt FROM '%s';\n" % copy_file(args))
         f.write("TRUNCATE copyt;\n")
@@ -330,9 +355,11 @@ CREATE FUNCTION bench_reset() RETURNS void LANGUAGE c
 def db_stats(cluster, db):
     hit, read = cluster.psql("SELECT blks_hit, blks_read FROM pg_stat_database "
                              "WHERE datname = '%s'" % db).split("|")
-    hot = cluster.psql("SELECT coalesce(heap_blks_hit, 0) + coalesce(idx_blks_hit, 0), "
-                       "coalesce(heap_blks_read, 0) + coalesce(idx_blks_read, 0) "
-                       "FROM pg_statio_user_tables WHERE relname = 'pgbench_accounts'",
+    hot = cluster.psql("SELECT coalesce(sum(heap_blks_hit), 0) + "
+                       "coalesce(sum(idx_blks_hit), 0), "
+                       "coalesce(sum(heap_blks_read), 0) + coalesce(sum(idx_blks_read), 0) "
+                       "FROM pg_statio_user_tables "
+                       "WHERE relname ~ '^pgbench_accounts(_[0-9]+)?$'",
                        db).split("|")
     return int(hit), int(read), int(hot[0]), int(hot[1])
 
@@ -361,10 +388,30 @@ def io_writes(cluster):
     return res
 
 
-def pgbench_cmd(args, cluster, db, script_args, clients, threads, seconds, seed):
-    return ([args.arms[0].bin("pgbench"), "-n", "-h", cluster.sockdir,
-             "-p", str(cluster.port), "-c", str(clients), "-j", str(threads),
-             "-T", str(seconds), "--random-seed=%d" % seed] + script_args + [db])
+def pgbench_cmd(args, cluster, db, script_args, clients, threads, seconds, seed,
+                env=None):
+    """A pgbench command line; env: variables for it (through env(1))."""
+    pre = ["env"] + ["%s=%s" % kv for kv in env.items()] if env else []
+    return (pre + [args.arms[0].bin("pgbench"), "-n", "-h", cluster.sockdir,
+                   "-p", str(cluster.port), "-c", str(clients), "-j", str(threads),
+                   "-T", str(seconds), "--random-seed=%d" % seed] + script_args + [db])
+
+
+def has_setting(cluster, name):
+    return cluster.psql("SELECT count(*) FROM pg_settings WHERE name = '%s'" % name) == "1"
+
+
+def median_latency_ms(prefix):
+    """The median transaction latency of the pgbench logs prefix.*, in ms."""
+    lat = []
+    d, base = os.path.split(prefix)
+    for f in os.listdir(d):
+        if f.startswith(base + "."):
+            with open(os.path.join(d, f)) as fh:
+                lat += [int(line.split()[2]) for line in fh if line.strip()]
+            os.unlink(os.path.join(d, f))
+    lat.sort()
+    return lat[len(lat) // 2] / 1000.0 if lat else 0.0
 
 
 def parse_pgbench(out):
@@ -377,11 +424,20 @@ def parse_pgbench(out):
             int(txn.group(1)) if txn else 0)
 
 
-def workload_commands(args, wl, pool, cluster, seconds, seed):
+def workload_commands(args, wl, pool, cluster, seconds, seed, log_prefix=None):
     """The pgbench processes of one workload: (db, main, [concurrent ones]).
-    The main one's transactions are the ones misses are counted against."""
+    The main one's transactions are the ones misses are counted against.
+    log_prefix: where the seq scan workloads log every transaction."""
     sdir = args.sdir
     db, scale, _ = dataset_of(wl, pool)
+    seq = seq_workload(wl)
+    if seq:
+        query, clients = seq
+        logs = ["-l", "--log-prefix=%s" % log_prefix] if log_prefix else []
+        return db, pgbench_cmd(args, cluster, db,
+                               ["-M", "simple", "-f",
+                                os.path.join(sdir, "seq%s.sql" % query)] + logs,
+                               clients, min(clients, THREADS), seconds, seed), []
     if wl == "select":
         return db, pgbench_cmd(args, cluster, db, ["-S", "-M", "prepared"],
                                CLIENTS, THREADS, seconds, seed), []
@@ -390,6 +446,13 @@ def workload_commands(args, wl, pool, cluster, seconds, seed):
     if wl in ("zipf", "zipfio"):
         return db, pgbench_cmd(args, cluster, db, zipf, CLIENTS, THREADS,
                                seconds, seed), []
+    if wl == "lopsided":
+        # zipf, every session homed in one partition, where the arm can
+        # (debug_buffer_partition); the others run plain zipf
+        env = ({"PGOPTIONS": "-c debug_buffer_partition=%d" % LOPSIDED_PARTITION}
+               if has_setting(cluster, "debug_buffer_partition") else None)
+        return db, pgbench_cmd(args, cluster, db, zipf, CLIENTS, THREADS,
+                               seconds, seed, env), []
     if wl == "scan":
         # the hot set with fewer clients, plus one-touch scans
         scan = ["-M", "simple", "-f", os.path.join(sdir, "scan.sql")]
@@ -414,6 +477,33 @@ def run_pgbench(cmds):
     return paired.run_concurrently(cmds)
 
 
+def partition_counters(cluster, arm):
+    """Per partition: (buffers, allocations, complete passes), or None when the
+    arm has no per-partition hands to compare (stock; complete_passes came
+    with them)."""
+    if not arm.series or cluster.psql(
+            "SELECT count(*) FROM pg_attribute WHERE attrelid = "
+            "'pg_buffercache_partitions'::regclass "
+            "AND attname = 'complete_passes'") != "1":
+        return None
+    return [tuple(int(x) for x in line.split("|")) for line in cluster.psql(
+        "SELECT num_buffers, allocations, complete_passes "
+        "FROM pg_buffercache_partitions ORDER BY partition").splitlines()]
+
+
+def partition_spread(p0, p1, seconds):
+    """How evenly the partitions worked during the measurement: allocations per
+    buffer and hand passes per minute, their smallest and largest over the
+    partitions (the allocation counters were reset in between)."""
+    if not p0 or not p1:
+        return dict(alloc_spread=0.0, passes_min=0.0, passes_max=0.0)
+    per_buffer = [a / n for (n, a, _) in p1]
+    passes = [60.0 * (b[2] - a[2]) / seconds for a, b in zip(p0, p1)]
+    return dict(
+        alloc_spread=max(per_buffer) / min(per_buffer) if min(per_buffer) > 0 else 0.0,
+        passes_min=min(passes), passes_max=max(passes))
+
+
 def measure(args, arm, cluster, wl, pool, run):
     conf = args.conf
     cluster.start(arm, workload_settings(args, arm, wl, pool))
@@ -421,18 +511,23 @@ def measure(args, arm, cluster, wl, pool, run):
         setup_counters(cluster, arm)
         seed = 1000 + run
         db, main, others = workload_commands(args, wl, pool, cluster, conf["warmup"], seed)
-        cluster.psql("CREATE EXTENSION IF NOT EXISTS pg_prewarm", db)
-        tables = ["pgbench_accounts", "pgbench_accounts_pkey"]
-        cluster.psql("SELECT " + ", ".join("pg_prewarm('%s')" % t for t in tables), db)
+        if not seq_workload(wl):
+            cluster.psql("CREATE EXTENSION IF NOT EXISTS pg_prewarm", db)
+            tables = ["pgbench_accounts", "pgbench_accounts_pkey"]
+            cluster.psql("SELECT " + ", ".join("pg_prewarm('%s')" % t for t in tables), db)
         run_pgbench([main] + others)
         time.sleep(1)
         s0 = db_stats(cluster, db)
         cluster.psql("SELECT bench_reset(), pg_stat_reset_shared('io')")
+        parts0 = partition_counters(cluster, arm)
+        log_prefix = os.path.join(args.data, "pgbench-log")
         db, main, others = workload_commands(args, wl, pool, cluster, conf["measure"],
-                                             seed + 100)
+                                             seed + 100, log_prefix)
         outs = run_pgbench([main] + others)
         time.sleep(1)  # let the pgbench backends' statistics be flushed
         s1 = db_stats(cluster, db)
+        parts1 = partition_counters(cluster, arm)
+        median_ms = median_latency_ms(log_prefix) if seq_workload(wl) else 0.0
         allocs, advances, max_adv, forced = (
             int(x) for x in cluster.psql("SELECT * FROM bench_counters()").split("|"))
         writes = io_writes(cluster)
@@ -457,7 +552,9 @@ def measure(args, arm, cluster, wl, pool, run):
         hit_pct=100.0 * hit / (hit + read) if hit + read else 100.0,
         hot_hit_pct=100.0 * hhit / (hhit + hread) if hhit + hread else 100.0,
         scans_per_s=parse_pgbench(outs[1])[0] if wl == "scan" else 0.0,
+        median_latency_ms=median_ms,
     )
+    row.update(partition_spread(parts0, parts1, conf["measure"]))
     row.update(writes)
     return row
 
@@ -489,12 +586,16 @@ def capacity(args, arms, cluster):
 
 
 def throughput(args, arms, main_cluster):
-    """Paired windows: reference, its copy (A/A) and the last series arm."""
+    """Paired windows: the reference (the base arm if there is one, else
+    stock), its copy (A/A), stock if it is not the reference, and the main
+    arm."""
     import paired
     conf = args.conf
-    ref = arms[0]
+    ref = [a for a in arms if a.key == (args.base or arms[0].key)][0]
     main_arm = [a for a in arms if a.key == args.main]
-    trio = [(ref.key, ref), (ref.key + "#2", ref)] + [(a.key, a) for a in main_arm]
+    trio = [(ref.key, ref), (ref.key + "#2", ref)] + \
+        [(a.key, a) for a in arms if a.key == "stock" and a is not ref] + \
+        [(a.key, a) for a in main_arm]
     windows = []
     for wl, pool in conf["paired"]:
         db, scale, scan_mb = dataset_of(wl, pool)
@@ -511,6 +612,8 @@ def throughput(args, arms, main_cluster):
             clusters = [Cluster(servers.datadir(i), main_cluster.sockdir, servers.port(i),
                                 ref, None) for i in range(len(trio))]
             for c in clusters:
+                if seq_workload(wl):
+                    continue
                 c.psql("CREATE EXTENSION IF NOT EXISTS pg_prewarm", db)
                 c.psql("SELECT pg_prewarm('pgbench_accounts'), "
                        "pg_prewarm('pgbench_accounts_pkey')", db)
@@ -624,6 +727,9 @@ def main():
     p.add_argument("--main", help="the arm the targets are about (default: the "
                    "last series arm without settings); the paired windows "
                    "compare it with stock")
+    p.add_argument("--base", help="the series arm the main arm's own patches are "
+                   "judged against (default: the series arm before it, if any); "
+                   "the paired windows use it as their reference")
     p.add_argument("--phases", default="capacity,paired,cost",
                    help="which measurements to make (the CSV files of the others "
                    "in --out are kept)")
@@ -656,6 +762,13 @@ def main():
         args.main = [a.key for a in arms if a.series and not a.frontier][-1]
     if args.main not in [a.key for a in arms]:
         raise SystemExit("--main %s is not one of the arms" % args.main)
+    if not args.base:
+        plain = [a.key for a in arms if a.series and not a.frontier and
+                 not a.key.startswith("v")]
+        i = plain.index(args.main) if args.main in plain else 0
+        args.base = plain[i - 1] if i > 0 else None
+    elif args.base not in [a.key for a in arms]:
+        raise SystemExit("--base %s is not one of the arms" % args.base)
     phases = args.phases.split(",")
     os.makedirs(args.out, exist_ok=True)
     sockdir = os.path.join(args.data, "sock")
@@ -670,7 +783,7 @@ def main():
                           os.path.join(args.data, "server.log"))
         # servers left running by an interrupted benchmark
         for d in [cluster.pgdata] + [os.path.join(args.data, "paired-%d" % i)
-                                     for i in range(3)]:
+                                     for i in range(4)]:
             subprocess.run([arms[0].bin("pg_ctl"), "-D", d, "-m", "immediate", "stop"],
                            capture_output=True)
         started = datetime.datetime.now(datetime.timezone.utc)

@@ -6,13 +6,14 @@
 # Builds the arms as release builds with the same options, in their own
 # build directories (build/bench/<arm>): stock 18.6 with the measurement-only
 # patch bench/stock-counters.patch; the series up to each patch listed in
-# BENCH_ARMS (default: 0007, the replacement rule; e.g. "0004 0007" adds
-# the partitioning alone); in full mode, the arms of BENCH_EXTRA_ARMS, NAME=REV:N, the first N
-# patches of patches/ as of revision REV of this repository (default: the
-# series' previous replacement rule, one bit + probation + bound + bgwriter
-# chances, "v1-0008=5d82d03:8"); and in full mode the last BENCH_ARMS arm
-# again with each setting of BENCH_FRONTIER (default: no minimum trial, pure
-# SIEVE, and no bound), on the zipfian workloads only: the rule's frontier.
+# BENCH_ARMS (default: "0007 0009", the replacement rule, and with it the
+# per-partition clock-sweeps and their balancer; the quick mode builds the
+# last one only); in full mode, the arms of BENCH_EXTRA_ARMS, NAME=REV:N,
+# the first N patches of patches/ as of revision REV of this repository
+# (e.g. the series' previous replacement rule, "v1-0008=5d82d03:8"); and in
+# full mode the last BENCH_ARMS arm again with each setting of
+# BENCH_FRONTIER (e.g. "clock_sweep_min_trial=0
+# clock_sweep_max_advances=1000000"), on the zipfian workloads only.
 # Then runs bench/bench.py as the unprivileged user, which measures every
 # arm and writes the report (see bench/README.md):
 #   full:  bench/results/REPORT.md (+ CSV files, PNG plots), about two hours
@@ -29,11 +30,14 @@ case "${1:-}" in
 	*) die "unknown option '$1'" "usage: bench/bench.sh [--quick]" ;;
 esac
 
-ARMS=(stock ${BENCH_ARMS:-0007})
+SERIES_ARMS=(${BENCH_ARMS:-0007 0009})
 if [ "$mode" = full ]; then
-	EXTRA=(${BENCH_EXTRA_ARMS-v1-0008=5d82d03:8})
-	FRONTIER=(${BENCH_FRONTIER-clock_sweep_min_trial=0 clock_sweep_max_advances=1000000})
+	ARMS=(stock "${SERIES_ARMS[@]}")
+	EXTRA=(${BENCH_EXTRA_ARMS-})
+	FRONTIER=(${BENCH_FRONTIER-})
 else
+	# a smoke run: stock and the last arm only, to keep CI short
+	ARMS=(stock "${SERIES_ARMS[-1]}")
 	EXTRA=()
 	FRONTIER=()
 fi
@@ -135,8 +139,8 @@ cleanup() {
 trap cleanup EXIT
 huge_pages=off
 if is_root && [ -w /proc/sys/vm/nr_hugepages ]; then
-	# the largest pool, three times: the paired windows run three servers
-	want_mb=$([ "$mode" = full ] && echo 1536 || echo 384)
+	# the largest pool, four times: the paired windows run four servers
+	want_mb=$([ "$mode" = full ] && echo 2048 || echo 512)
 	want=$(((want_mb + want_mb / 8 + 64) / 2))
 	old=$(cat /proc/sys/vm/nr_hugepages)
 	if [ "$old" -lt "$want" ]; then

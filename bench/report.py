@@ -17,6 +17,14 @@ T_FORCED = 1.0          # forced victims under 1% of allocations (zipf)
 T_COST_HIT = 1.01       # instructions per query within 1% on the hit path
 T_COST_EVICT = 1.00     # and below stock's on the eviction path
 
+# The targets of the per-partition clock-sweeps (issue 11), for the main arm
+# against the base arm (the series before them).
+T_P_MISSES = 1.01       # misses/ktx within 1% of the base arm's (zipf)
+T_P_LOPSIDED = 1.03     # ... within 3% with every session in one partition
+T_P_ADV = 1.05          # adv/victim at most 1.05x the base arm's
+T_P_COST = 1.01         # instructions per query within 1% of the base arm's
+T_P_SPREAD = 1.25       # balanced load: partitions' pass rates within 1.25x
+
 WORKLOAD_TITLES = {
     "zipf": "zipfian point reads (s = 1.10, data 1.15x shared_buffers)",
     "zipfio": "zipfian point reads, every miss a read from the device "
@@ -24,7 +32,39 @@ WORKLOAD_TITLES = {
     "scan": "scan resistance (the zipfian hot set + one-touch scans)",
     "select": "pgbench -S, data fits in shared_buffers (overhead check)",
     "write": "writes: pgbench tpcb-like + COPY + VACUUM alongside",
+    "lopsided": "zipfian point reads, every session homed in partition 0 "
+                "(debug_buffer_partition, where the arm has it)",
+    "seqcount1": "serial seq scans, SELECT count(*), partitioned pgbench_accounts "
+                 "1.5x shared_buffers, 1 client",
+    "seqcount8": "serial seq scans, SELECT count(*), partitioned pgbench_accounts "
+                 "1.5x shared_buffers, 8 clients",
+    "seqoffset1": "serial seq scans, SELECT * ... OFFSET, partitioned "
+                  "pgbench_accounts 1.5x shared_buffers, 1 client",
+    "seqoffset8": "serial seq scans, SELECT * ... OFFSET, partitioned "
+                  "pgbench_accounts 1.5x shared_buffers, 8 clients",
 }
+
+BALANCED = ("zipf", "zipfio", "select", "scan", "write")
+
+
+def spread(rs):
+    """How unevenly the partitions' hands went (median over runs): largest
+    over smallest passes per minute where every hand went round, else
+    allocations per buffer; None for arms without per-partition hands."""
+    vals = []
+    for r in rs:
+        if r.get("passes_min", 0) > 0:
+            vals.append(r["passes_max"] / r["passes_min"])
+        elif r.get("alloc_spread", 0) > 0:
+            vals.append(r["alloc_spread"])
+    return statistics.median(vals) if vals else None
+
+
+def fmt_spread(rs):
+    v = spread(rs)
+    if v is None:
+        return "-"
+    return "%.2f (passes/min %.1f-%.1f)" % (v, med(rs, "passes_min"), med(rs, "passes_max"))
 
 
 def med(rows, key):
@@ -130,8 +170,11 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
         L.append("### %s, shared_buffers = %d MB" % (WORKLOAD_TITLES.get(wl, wl), pool))
         L.append("")
         hot = wl == "scan"
+        seq = wl.startswith("seq")
         hdr = ("| arm | misses/ktx | vs stock | hit%% |%s adv/victim | vs stock | tail | "
-               "forced %% | tps |" % (" hot hit% | scans/s |" if hot else ""))
+               "forced %% | tps |%s partition spread |" % (
+                   " hot hit% | scans/s |" if hot else "",
+                   " median latency ms |" if seq else ""))
         L.append(hdr)
         L.append("|" + "---|" * (hdr.count("|") - 1))
         s_rows = sel(wl, pool, ref)
@@ -152,10 +195,16 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
                 fmt_range(rs, "adv_per_victim", "%.2f"),
                 ratio(med(rs, "adv_per_victim"), med(s_rows, "adv_per_victim")),
                 fmt_range(rs, "max_advances", "%d"), forced, med(rs, "tps"))
+            if seq:
+                line += " %s |" % fmt_range(rs, "median_latency_ms", "%.1f")
+            line += " %s |" % fmt_spread(rs)
             L.append(line)
         L.append("")
-        L.append("Stock: %.0f allocations and %.0f transactions in the window (median)." % (
-            med(s_rows, "allocations"), med(s_rows, "transactions")))
+        L.append("Stock: %.0f allocations and %.0f transactions in the window (median). "
+                 "Partition spread: how unevenly the partitions' clock hands went, "
+                 "largest over smallest complete passes per minute (allocations per "
+                 "buffer where a hand did not go round), for arms with a hand per "
+                 "partition." % (med(s_rows, "allocations"), med(s_rows, "transactions")))
         if wl == "write":
             L.append("")
             L.append("Writes in the window (median), by who and in which context "
@@ -175,23 +224,27 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
 
     # paired throughput
     paired_res = []
+    pref = args.base or ref
     if windows:
         import paired
         L.append("")
         L.append("## Throughput: paired windows")
         L.append("")
-        L.append("The stock arm, a second copy of it (`%s#2`, the A/A control) and `%s` "
-                 "run at the same time, each on its own copy of the data, warm; windows "
-                 "of %s s of the workload alternate between them in a random order per "
-                 "round. Per round, the log of each arm's tps over stock's; the table "
-                 "gives exp(mean) and its 95%% bootstrap interval. The A/A row shows how "
-                 "far the method strays with no difference at all; its half-width is "
-                 "the smallest effect this machine can show." % (
-                     ref, main_arm, "/".join(sorted({str(w.get("window", ""))
-                                                      for w in windows}) or ["?"])))
+        L.append("The reference arm `%s`, a second copy of it (`%s#2`, the A/A control)%s "
+                 "and `%s` run at the same time, each on its own copy of the data, warm; "
+                 "windows of %s s of the workload alternate between them in a random "
+                 "order per round. Per round, the log of each arm's tps over the "
+                 "reference's; the table gives exp(mean) and its 95%% bootstrap "
+                 "interval. The A/A row shows how far the method strays with no "
+                 "difference at all; its half-width is the smallest effect this machine "
+                 "can show. With one client, tps is the inverse of the latency per "
+                 "query." % (
+                     pref, pref, ", stock" if pref != ref else "", main_arm,
+                     "/".join(sorted({str(w.get("window", "")) for w in windows})
+                              or ["?"])))
         L.append("")
-        L.append("| workload | arm | tps ratio to stock | 95% interval | half-width | "
-                 "rounds | contains or above 1.00? |")
+        L.append("| workload | arm | tps ratio to `%s` | 95%% interval | half-width | "
+                 "rounds | contains or above 1.00? |" % pref)
         L.append("|---|---|---|---|---|---|---|")
         pcases = []
         for w in windows:
@@ -200,7 +253,7 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
                 pcases.append(c)
         for wl, pool in pcases:
             ws = [w for w in windows if w["workload"] == wl and w["pool_mb"] == pool]
-            for res in paired.summarize(ws, ref, seed=pool):
+            for res in paired.summarize(ws, pref, seed=pool):
                 ok = res["hi"] >= 1.0
                 paired_res.append(dict(res, workload=wl, pool_mb=pool))
                 L.append("| %s %dMB | `%s` | %.3f | %.3f-%.3f | %.3f | %d | %s |" % (
@@ -288,7 +341,7 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
             sw, mw = per_ktx(s_rows), per_ktx(m_rows)
             target(case, "writes by backends (normal context) per ktx <= stock",
                    "%.1f" % sw, "%.1f" % mw, mw <= sw)
-    for res in paired_res:
+    for res in paired_res if pref == ref else []:
         case = "%s %dMB" % (res["workload"], res["pool_mb"])
         if res["arm"] == main_arm:
             target(case, "paired tps interval contains or lies above 1.00",
@@ -317,6 +370,9 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
         L.append("Missed: " + "; ".join(missed) + ". See the discussion below.")
     else:
         L.append("All targets met in this run set.")
+
+    if args.base:
+        partition_targets(L, args.base, main_arm, cases, sel, paired_res, cg, bound)
 
     # plots
     plots = plot(out, rows, keys, ref, cases, paired_res)
@@ -399,6 +455,69 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
         f.write("\n".join(L))
 
 
+def partition_targets(L, base, main_arm, cases, sel, paired_res, cg, bound):
+    """The targets of the per-partition clock-sweeps: the main arm against the
+    series before them (the base arm)."""
+    L.append("")
+    L.append("## Targets of the per-partition clock-sweeps (`%s` against `%s`)" % (
+        main_arm, base))
+    L.append("")
+    L.append("| case | target | `%s` | `%s` | met? |" % (base, main_arm))
+    L.append("|---|---|---|---|---|")
+    missed = []
+
+    def target(case, what, b, v, ok):
+        L.append("| %s | %s | %s | %s | %s |" % (case, what, b, v, "yes" if ok else "**no**"))
+        if not ok:
+            missed.append("%s: %s" % (case, what))
+
+    for wl, pool in cases:
+        case = "%s %dMB" % (wl, pool)
+        b_rows, m_rows = sel(wl, pool, base), sel(wl, pool, main_arm)
+        if not b_rows or not m_rows:
+            continue
+        if wl in ("zipf", "zipfio", "lopsided"):
+            limit = T_P_LOPSIDED if wl == "lopsided" else T_P_MISSES
+            b_m, m_m = med(b_rows, "misses_per_ktx"), med(m_rows, "misses_per_ktx")
+            r_m = ratio(m_m, b_m)
+            target(case, "misses/ktx <= %.2fx" % limit, "%.2f" % b_m,
+                   "%.2f (%.3fx)" % (m_m, r_m), r_m <= limit)
+            b_a, m_a = med(b_rows, "adv_per_victim"), med(m_rows, "adv_per_victim")
+            target(case, "adv/victim <= %.2fx" % T_P_ADV, "%.2f" % b_a,
+                   "%.2f (%.3fx)" % (m_a, ratio(m_a, b_a)), m_a <= T_P_ADV * b_a)
+        m_t = max(r["max_advances"] for r in m_rows)
+        if wl not in ("write",) and not wl.startswith("seq"):
+            target(case, "tail <= bound + %d = %d (every run)" % (
+                T_TAIL_SLACK, bound + T_TAIL_SLACK),
+                "%.0f" % med(b_rows, "max_advances"), "%d" % m_t,
+                m_t <= bound + T_TAIL_SLACK)
+        sp = spread(m_rows)
+        if wl in BALANCED + ("lopsided",) and sp is not None:
+            target(case, "partitions' pass rates within %.2fx" % T_P_SPREAD, "-",
+                   fmt_spread(m_rows), sp <= T_P_SPREAD)
+    for res in paired_res:
+        if res["arm"] != main_arm:
+            continue
+        case = "%s %dMB" % (res["workload"], res["pool_mb"])
+        target(case, "paired tps interval contains or lies above 1.00", "1",
+               "%.3f (%.3f-%.3f)" % (res["ratio"], res["lo"], res["hi"]),
+               res["hi"] >= 1.0)
+    for c in sorted({r["case"] for r in cg}):
+        b = [r for r in cg if r["case"] == c and r["arm"] == base]
+        m = [r for r in cg if r["case"] == c and r["arm"] == main_arm]
+        if not b or not m:
+            continue
+        rr = ratio(m[0]["ir_per_query"], b[0]["ir_per_query"])
+        target("callgrind " + c, "instructions/query within %.0f%%" % (100 * (T_P_COST - 1)),
+               "%.0f" % b[0]["ir_per_query"],
+               "%.0f (%.4fx)" % (m[0]["ir_per_query"], rr), rr <= T_P_COST)
+    L.append("")
+    if missed:
+        L.append("Missed: " + "; ".join(missed) + ". See the discussion below.")
+    else:
+        L.append("All targets of the per-partition clock-sweeps met in this run set.")
+
+
 def plot(out, rows, keys, ref, cases, paired_res):
     try:
         import matplotlib
@@ -464,7 +583,7 @@ def plot(out, rows, keys, ref, cases, paired_res):
         ax.axhline(1.0, color="gray", linestyle="--", linewidth=1)
         ax.set_xticks(range(len(labels)))
         ax.set_xticklabels(labels, fontsize="x-small")
-        ax.set_ylabel("tps / stock (95% interval)")
+        ax.set_ylabel("tps / reference arm (95% interval)")
         ax.set_title("Paired throughput windows (gray: A/A control)")
         fig.tight_layout()
         fig.savefig(os.path.join(out, "paired.png"), dpi=90)
