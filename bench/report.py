@@ -48,15 +48,12 @@ BALANCED = ("zipf", "zipfio", "select", "scan", "write")
 
 
 def spread(rs):
-    """How unevenly the partitions' hands went (median over runs): largest
-    over smallest passes per minute where every hand went round, else
-    allocations per buffer; None for arms without per-partition hands."""
-    vals = []
-    for r in rs:
-        if r.get("passes_min", 0) > 0:
-            vals.append(r["passes_max"] / r["passes_min"])
-        elif r.get("alloc_spread", 0) > 0:
-            vals.append(r["alloc_spread"])
+    """How unevenly the partitions' clock-sweeps went (median over runs):
+    largest over smallest allocations per buffer, which is the rate at which
+    each partition's pages come up for eviction (its hand's complete passes
+    are too few in a window to compare); None for arms without a hand per
+    partition."""
+    vals = [r["alloc_spread"] for r in rs if r.get("alloc_spread", 0) > 0]
     return statistics.median(vals) if vals else None
 
 
@@ -201,9 +198,10 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
             L.append(line)
         L.append("")
         L.append("Stock: %.0f allocations and %.0f transactions in the window (median). "
-                 "Partition spread: how unevenly the partitions' clock hands went, "
-                 "largest over smallest complete passes per minute (allocations per "
-                 "buffer where a hand did not go round), for arms with a hand per "
+                 "Partition spread: how unevenly the partitions' clock-sweeps went, "
+                 "largest over smallest allocations per buffer (the pace at which "
+                 "each partition's pages come up for eviction), with the range of "
+                 "the hands' complete passes per minute, for arms with a hand per "
                  "partition." % (med(s_rows, "allocations"), med(s_rows, "transactions")))
         if wl == "write":
             L.append("")
@@ -493,7 +491,7 @@ def partition_targets(L, base, main_arm, cases, sel, paired_res, cg, bound):
                 m_t <= bound + T_TAIL_SLACK)
         sp = spread(m_rows)
         if wl in BALANCED + ("lopsided",) and sp is not None:
-            target(case, "partitions' pass rates within %.2fx" % T_P_SPREAD, "-",
+            target(case, "partitions' pace (allocations/buffer) within %.2fx" % T_P_SPREAD, "-",
                    fmt_spread(m_rows), sp <= T_P_SPREAD)
     for res in paired_res:
         if res["arm"] != main_arm:
