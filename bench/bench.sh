@@ -19,6 +19,9 @@
 #   full:  bench/results/REPORT.md (+ CSV files, PNG plots), about two hours
 #   quick: build/bench/results-quick/REPORT.md, a few minutes (a smoke run:
 #          small pools, one short run per arm; no claims from it)
+# BENCH_ARGS passes options to bench.py (e.g. "--runs 1 --workloads
+# zipf:128 --paired= --callgrind=hit" for a part of the measurements; see
+# bench.py --help), BENCH_OUT another directory for the results.
 # While it runs, huge pages are reserved for the largest pool and
 # transparent huge pages are off; both are restored at the end.
 . "$(dirname "$0")/../tools/lib.sh"
@@ -161,4 +164,4 @@ step "running the benchmark ($mode) as $PGUSER_LOCAL: results in ${OUT#$TOP/}"
 as_user /usr/bin/python3 "$TOP/bench/bench.py" --mode "$mode" --out "$OUT" \
 	--data "$BB/data" --huge-pages "$huge_pages" \
 	--command "make bench$([ "$mode" = quick ] && echo -quick)" \
-	--main "$last" "${bindirs[@]}"
+	--main "$last" ${BENCH_ARGS:-} "${bindirs[@]}"
