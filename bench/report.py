@@ -289,17 +289,8 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
                     if isinstance(r.get("reads_per_query"), (int, float)) else ""))
 
     # targets
-    L.append("")
-    L.append("## Targets (arm `%s` against stock)" % main_arm)
-    L.append("")
-    L.append("| case | target | stock | `%s` | met? |" % main_arm)
-    L.append("|---|---|---|---|---|")
-    missed = []
-
-    def target(case, what, s, v, ok):
-        L.append("| %s | %s | %s | %s | %s |" % (case, what, s, v, "yes" if ok else "**no**"))
-        if not ok:
-            missed.append("%s: %s" % (case, what))
+    target, missed = targets_table(L, "Targets (arm `%s` against stock)" % main_arm,
+                                   "stock", "`%s`" % main_arm)
 
     for wl, pool in cases:
         case = "%s %dMB" % (wl, pool)
@@ -363,11 +354,7 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
             target("callgrind " + c, "instructions/query within 1% of stock's",
                    "%.0f" % base[0]["ir_per_query"], "%.0f (%.4fx)" % (
                        mine[0]["ir_per_query"], rr), rr <= T_COST_HIT)
-    L.append("")
-    if missed:
-        L.append("Missed: " + "; ".join(missed) + ". See the discussion below.")
-    else:
-        L.append("All targets met in this run set.")
+    end_targets(L, missed, "All targets met in this run set.")
 
     if args.base:
         partition_targets(L, args.base, main_arm, cases, sel, paired_res, cg, bound)
@@ -453,21 +440,38 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
         f.write("\n".join(L))
 
 
-def partition_targets(L, base, main_arm, cases, sel, paired_res, cg, bound):
-    """The targets of the per-partition clock-sweeps: the main arm against the
-    series before them (the base arm)."""
+def targets_table(L, title, ref_label, main_label):
+    """Start a table of targets under title; returns target(case, what,
+    reference value, main value, met?), which adds a row, and the list of
+    the missed ones it fills."""
     L.append("")
-    L.append("## Targets of the per-partition clock-sweeps (`%s` against `%s`)" % (
-        main_arm, base))
+    L.append("## " + title)
     L.append("")
-    L.append("| case | target | `%s` | `%s` | met? |" % (base, main_arm))
+    L.append("| case | target | %s | %s | met? |" % (ref_label, main_label))
     L.append("|---|---|---|---|---|")
     missed = []
 
-    def target(case, what, b, v, ok):
-        L.append("| %s | %s | %s | %s | %s |" % (case, what, b, v, "yes" if ok else "**no**"))
+    def target(case, what, r, v, ok):
+        L.append("| %s | %s | %s | %s | %s |" % (case, what, r, v, "yes" if ok else "**no**"))
         if not ok:
             missed.append("%s: %s" % (case, what))
+    return target, missed
+
+
+def end_targets(L, missed, all_met):
+    L.append("")
+    if missed:
+        L.append("Missed: " + "; ".join(missed) + ". See the discussion below.")
+    else:
+        L.append(all_met)
+
+
+def partition_targets(L, base, main_arm, cases, sel, paired_res, cg, bound):
+    """The targets of the per-partition clock-sweeps: the main arm against the
+    series before them (the base arm)."""
+    target, missed = targets_table(
+        L, "Targets of the per-partition clock-sweeps (`%s` against `%s`)" % (
+            main_arm, base), "`%s`" % base, "`%s`" % main_arm)
 
     for wl, pool in cases:
         case = "%s %dMB" % (wl, pool)
@@ -509,11 +513,8 @@ def partition_targets(L, base, main_arm, cases, sel, paired_res, cg, bound):
         target("callgrind " + c, "instructions/query within %.0f%%" % (100 * (T_P_COST - 1)),
                "%.0f" % b[0]["ir_per_query"],
                "%.0f (%.4fx)" % (m[0]["ir_per_query"], rr), rr <= T_P_COST)
-    L.append("")
-    if missed:
-        L.append("Missed: " + "; ".join(missed) + ". See the discussion below.")
-    else:
-        L.append("All targets of the per-partition clock-sweeps met in this run set.")
+    end_targets(L, missed,
+                "All targets of the per-partition clock-sweeps met in this run set.")
 
 
 def plot(out, rows, keys, ref, cases, paired_res):
