@@ -488,11 +488,10 @@ def partition_targets(L, base, main_arm, cases, sel, paired_res, cg, bound):
             target(case, "adv/victim <= %.2fx" % T_P_ADV, "%.2f" % b_a,
                    "%.2f (%.3fx)" % (m_a, ratio(m_a, b_a)), m_a <= T_P_ADV * b_a)
         m_t = max(r["max_advances"] for r in m_rows)
-        if wl not in ("write",) and not wl.startswith("seq"):
-            target(case, "tail <= bound + %d = %d (every run)" % (
-                T_TAIL_SLACK, bound + T_TAIL_SLACK),
-                "%.0f" % med(b_rows, "max_advances"), "%d" % m_t,
-                m_t <= bound + T_TAIL_SLACK)
+        target(case, "tail <= bound + %d = %d (every run)" % (
+            T_TAIL_SLACK, bound + T_TAIL_SLACK),
+            "%.0f" % med(b_rows, "max_advances"), "%d" % m_t,
+            m_t <= bound + T_TAIL_SLACK)
         sp = spread(m_rows)
         if wl in BALANCED + ("lopsided",) and sp is not None:
             target(case, "partitions' pace (allocations/buffer) within %.2fx" % T_P_SPREAD, "-",
