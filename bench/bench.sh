@@ -18,7 +18,11 @@
 # arm and writes the report (see bench/README.md):
 #   full:  bench/results/REPORT.md (+ CSV files, PNG plots), about two hours
 #   quick: build/bench/results-quick/REPORT.md, a few minutes (a smoke run:
-#          small pools, one short run per arm; no claims from it)
+#          small pools, one short run per arm; no claims from it).  To keep
+#          CI short, it builds no release arm: stock is built without
+#          optimization (build/bench/quick-stock), and the whole series is
+#          the development build (build/install; other arms are built
+#          unoptimized too).
 # BENCH_ARGS passes options to bench.py (e.g. "--runs 1 --workloads
 # zipf:128 --paired= --callgrind=hit" for a part of the measurements; see
 # bench.py --help), BENCH_OUT another directory for the results.
@@ -53,13 +57,20 @@ else
 fi
 
 # Release builds, the same options for every arm; only what the benchmark
-# needs (server, contrib, pgbench, psql).
+# needs (server, contrib, pgbench, psql).  The quick mode's builds are not
+# optimized (they compile in a fraction of the time), in directories of
+# their own, so that they do not replace the release builds.
 MESON_BENCH_OPTS=(
 	--buildtype=release -Dcassert=false
 	-Dlibnuma=enabled -Dliburing=enabled -Dtap_tests=disabled -Ddocs=disabled
 	-Dplperl=disabled -Dplpython=disabled -Dpltcl=disabled
 	-Dnls=disabled -Dllvm=disabled
 )
+ARM_PREFIX=
+if [ "$mode" = quick ]; then
+	MESON_BENCH_OPTS=("${MESON_BENCH_OPTS[@]/--buildtype=release/--buildtype=plain}")
+	ARM_PREFIX=quick-
+fi
 
 ensure_packages "${DEB_PACKAGES[@]}" python3-matplotlib valgrind
 "$TOP/tools/tree.sh"
@@ -77,15 +88,21 @@ mapfile -t commits < <(git -C "$SRC" rev-list --reverse "$root"..HEAD)
 
 bindirs=()
 build_arm() {
-	local arm=$1 label=$2
+	local arm=$1 label=$2 dir=$BB/$ARM_PREFIX$1
 	step "building arm '$arm': $label"
-	"$TOP/tools/build.sh" "$WT" "$BB/$arm/meson" "$BB/$arm/install" "${MESON_BENCH_OPTS[@]}" ||
+	"$TOP/tools/build.sh" "$WT" "$dir/meson" "$dir/install" "${MESON_BENCH_OPTS[@]}" ||
 		die "arm '$arm' does not build"
-	bindirs+=("$arm=$BB/$arm/install/bin")
-	echo "$label" >"$BB/$arm/label"
+	bindirs+=("$arm=$dir/install/bin")
+	echo "$label" >"$dir/label"
 }
 
 for arm in "${ARMS[@]}"; do
+	if [ "$mode" = quick ] && [ "$arm" != stock ] && [ "$((10#$arm))" -eq ${#commits[@]} ]; then
+		step "arm '$arm': the development build (the whole series)"
+		"$TOP/tools/build.sh"
+		bindirs+=("$arm=$BUILD/install/bin")
+		continue
+	fi
 	git -C "$WT" reset -q --hard
 	git -C "$WT" clean -qfd
 	if [ "$arm" = stock ]; then

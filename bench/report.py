@@ -115,9 +115,14 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
     for a in arms:
         L.append("- `%s`: %s" % (a.key, a.label))
     L.append("")
-    L.append("All arms are release builds (`--buildtype=release`, no cassert) with the "
-             "same meson options, built by bench/bench.sh from this repository's "
-             "patches/. The stock arm carries bench/stock-counters.patch, which only "
+    if args.mode == "full":
+        L.append("All arms are release builds (`--buildtype=release`, no cassert) with "
+                 "the same meson options, built by bench/bench.sh from this "
+                 "repository's patches/.")
+    else:
+        L.append("Quick mode builds no release arm: stock is built without "
+                 "optimization, the whole series is the development build (cassert).")
+    L.append("The stock arm carries bench/stock-counters.patch, which only "
              "counts (the same counters, counted where the series counts them); it is "
              "not part of the series. Every arm is driven by the stock arm's pgbench "
              "and psql.")
