@@ -14,7 +14,7 @@
 
 # the options are VARIANT_OPTS of lib.sh
 declare -A SUITES
-SUITES[nonuma]="setup numa pg_buffercache pg_prewarm"
+SUITES[nonuma]="setup numa pg_buffercache pg_prewarm pg_test_numa"
 SUITES[exec_backend]="setup regress numa pg_buffercache pg_prewarm"
 
 variants=("$@")

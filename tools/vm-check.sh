@@ -10,12 +10,19 @@
 # a skip, never as a pass.
 . "$(dirname "$0")/lib.sh"
 
+# The 4-node guest's distances (QEMU assumes them symmetric): unequal, so
+# that 006_locality sees a nearest node (node 3's is node 2).
+DISTANCES_4=""
+for d in 0,1,15 0,2,25 0,3,30 1,2,20 1,3,25 2,3,12; do
+	IFS=, read -r src dst val <<<"$d"
+	DISTANCES_4+=" --qemu-arg -numa --qemu-arg dist,src=$src,dst=$dst,val=$val"
+done
 # name | run-guest topology options | environment for the tests | tests
 # (PG_TEST_VARIANT=NAME in the environment: run them against that build
 # variant of lib.sh instead of the development build)
 TOPOLOGIES=(
-	"2nodes|--nodes 2 --cpus-per-node 1 --mem-per-node 1G --hugepages-per-node 64,64|PG_TEST_NUMA_NODES=2 PG_TEST_NUMA_HUGE=enough|001_shmem_interleave 003_shared_buffers_numa"
-	"4nodes|--nodes 4 --cpus-per-node 1 --mem-per-node 512M|PG_TEST_NUMA_NODES=4|001_shmem_interleave 003_shared_buffers_numa"
+	"2nodes|--nodes 2 --cpus-per-node 1 --mem-per-node 1G --hugepages-per-node 64,64|PG_TEST_NUMA_NODES=2 PG_TEST_NUMA_HUGE=enough|001_shmem_interleave 003_shared_buffers_numa 006_locality 007_locality_balance"
+	"4nodes|--nodes 4 --cpus-per-node 1 --mem-per-node 512M $DISTANCES_4|PG_TEST_NUMA_NODES=4|001_shmem_interleave 003_shared_buffers_numa 006_locality 007_locality_balance"
 	"3nodes-cxl|--nodes 3 --cpus-per-node 1 --mem-per-node 1G,1G,512M --memory-only-nodes 2|PG_TEST_NUMA_NODES=3|001_shmem_interleave 003_shared_buffers_numa"
 	"2nodes-unequal|--nodes 2 --cpus-per-node 1 --mem-per-node 1536M,256M|PG_TEST_NUMA_NODES=2 PG_TEST_NUMA_FILL=512MB|004_unequal_nodes"
 	"2nodes-exec-backend|--nodes 2 --cpus-per-node 1 --mem-per-node 1G|PG_TEST_NUMA_NODES=2 PG_TEST_VARIANT=exec_backend|003_shared_buffers_numa"
