@@ -9,6 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 
 summary=()
+ran=()
 rc=0
 start=$(date +%s)
 mkdir -p "$BUILD"
@@ -19,6 +20,7 @@ mkdir -p "$BUILD"
 run_part() {
 	local name=$1
 	shift
+	ran+=("$name")
 	set +e
 	"$@" 2>&1 | tee "$BUILD/check-$name.log"
 	part_rc=${PIPESTATUS[0]}
@@ -80,5 +82,12 @@ fi
 echo
 echo "==> make check summary ($(($(date +%s) - start)) s)"
 printf '    %s\n' "${summary[@]}"
+# A CI log is often read from its tail only: name what failed here too.
+if [ $rc != 0 ]; then
+	for part in "${ran[@]}"; do
+		grep -E '^ *(not ok|#   Failed test|# +(got|expected))| (FAIL|ERROR) +[0-9.]+s' "$BUILD/check-$part.log" |
+			head -n 8 | sed "s/^ */    $part: /" || true
+	done
+fi
 [ $rc = 0 ] && echo "check: PASSED" || echo "check: FAILED"
 exit $rc
