@@ -2,7 +2,7 @@
 # tools/; see README.md for what each target does.
 SHELL := /bin/bash
 
-.PHONY: demo check check-core check-world check-series check-variants vm-check abi-check bench bench-quick tree export build help
+.PHONY: demo check check-core check-world check-series check-variants vm-check vm-lopsided abi-check bench bench-quick tree export build help
 
 help:
 	@echo "make demo          build the series and show it working on a small cluster"
@@ -11,6 +11,8 @@ help:
 	@echo "make check-core    only the core suites of the development build"
 	@echo "make check-world   every test of the tree, PostgreSQL's own included (not in CI)"
 	@echo "make vm-check      only the NUMA tests in QEMU guests (2, 3, 4 nodes, huge pages)"
+	@echo "make vm-lopsided   misses of a load on one node of a 2-node guest, with and without"
+	@echo "                   the locality patches (needs make bench's 0009 arm; not in CI)"
 	@echo "make check-series  build and smoke-test every prefix of the series"
 	@echo "make check-variants  build without libnuma and with EXEC_BACKEND, run the NUMA suites"
 	@echo "make abi-check     compare the ABI of postgres with stock 18.6 (abidiff)"
@@ -35,6 +37,9 @@ check-world:
 
 vm-check:
 	@tools/vm-check.sh $(TOPOLOGIES)
+
+vm-lopsided:
+	@tools/vm-lopsided.sh $(SECONDS)
 
 check-series:
 	@tools/check-series.sh

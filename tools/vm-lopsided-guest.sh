@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# tools/vm-lopsided-guest.sh: runs inside a vm/run-guest guest with two or
+# more NUMA nodes, as the unprivileged user (see tools/vm-lopsided.sh).
+#
+# For every ARM=BINDIR given, a server with shared_buffers_numa whose
+# backends all run on the first node's CPUs (the server is started under
+# numactl --cpunodebind), and zipfian point reads over a data set larger
+# than that node's share of the pool but smaller than the pool: the
+# allocations all ask for the first node, and only lending the other nodes'
+# partitions keeps the whole pool in use.  Prints, per arm, the reads from
+# outside the pool per 1000 transactions (pg_stat_database.blks_read) of
+# the measured window, and what pg_buffercache_partitions says about it.
+# Counts, not timing: the guest's CPU is emulated.
+#
+# Usage: vm-lopsided-guest.sh SECONDS ARM=BINDIR...
+set -euo pipefail
+
+seconds=$1
+shift
+node0=$(numactl --hardware | sed -n 's/^node \([0-9]*\) cpus: [0-9].*/\1/p' | head -n 1)
+echo "# guest: $(nproc) CPUs; $(numactl --hardware | head -n 1); backends on node $node0"
+
+# the benchmark's zipfian reads (bench/bench.py: s = 1.10, permuted keys)
+scale=2
+naccounts=$((scale * 100000))
+script=$VM_SCRATCH/zipf.sql
+cat >"$script" <<EOF
+\set r random_zipfian(1, $naccounts, 1.10)
+\set aid permute(:r, $naccounts, 5432)
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+EOF
+
+for spec in "$@"; do
+	arm=${spec%%=*}
+	bin=${spec#*=}
+	data=$VM_SCRATCH/data-$arm
+	export PGHOST=$VM_SCRATCH PGPORT=5440 PGDATABASE=postgres
+	"$bin/initdb" -D "$data" -A trust --no-sync >/dev/null
+	cat >>"$data/postgresql.conf" <<EOF
+shared_buffers = 32MB
+shared_buffers_numa = on
+huge_pages = off
+autovacuum = off
+io_method = sync
+max_connections = 20
+listen_addresses = ''
+unix_socket_directories = '$VM_SCRATCH'
+port = 5440
+EOF
+	numactl --cpunodebind="$node0" "$bin/pg_ctl" -D "$data" -l "$VM_SCRATCH/$arm.log" -w start >/dev/null
+	"$bin/pgbench" -i -q -s "$scale" >/dev/null 2>&1
+	"$bin/psql" -X -q -c 'CREATE EXTENSION pg_buffercache' -c 'VACUUM ANALYZE'
+
+	counters() {
+		"$bin/psql" -X -At -c "SELECT blks_read FROM pg_stat_database WHERE datname = 'postgres'"
+	}
+	# warm up: the pool fills and the balancer settles
+	"$bin/pgbench" -n -M prepared -f "$script" -c 4 -j 2 -T "$seconds" >/dev/null 2>&1
+	"$bin/psql" -X -q -c 'SELECT pg_stat_reset()' -c 'SELECT pg_buffercache_partitions_reset()'
+	sleep 1
+	before=$(counters)
+	xacts=$("$bin/pgbench" -n -M prepared -f "$script" -c 4 -j 2 -T "$seconds" 2>/dev/null |
+		sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p')
+	sleep 1
+	after=$(counters)
+	awk -v a="$arm" -v r=$((after - before)) -v x="$xacts" \
+		'BEGIN { printf "arm %s: %d transactions, %d reads, %.2f reads per 1000 transactions\n", a, x, r, 1000 * r / x }'
+	"$bin/psql" -X -c "SELECT numa_node, sum(allocations) AS allocations,
+			round(100 * sum(allocations) / sum(sum(allocations)) OVER (), 1) AS pct,
+			max(lent_share) AS max_lent_share
+		  FROM pg_buffercache_partitions GROUP BY numa_node ORDER BY 1" | sed "s/^/    /"
+	"$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null
+	rm -rf "$data"
+done
