@@ -39,7 +39,7 @@ vm-check:
 	@tools/vm-check.sh $(TOPOLOGIES)
 
 vm-lopsided:
-	@tools/vm-lopsided.sh $(SECONDS)
+	@tools/vm-lopsided.sh $(TRANSACTIONS)
 
 check-series:
 	@tools/check-series.sh

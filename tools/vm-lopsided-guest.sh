@@ -3,8 +3,9 @@
 # more NUMA nodes, as the unprivileged user (see tools/vm-lopsided.sh).
 #
 # For every ARM=BINDIR given, a server with shared_buffers_numa whose
-# backends all run on the first node's CPUs (the server is started under
-# numactl --cpunodebind), and zipfian point reads over a data set larger
+# backends all run on the first node's CPUs (the postmaster is moved there
+# with taskset once it has placed its partitions on every node, and its
+# children inherit that), and zipfian point reads over a data set larger
 # than that node's share of the pool but smaller than the pool: the
 # allocations all ask for the first node, and only lending the other nodes'
 # partitions keeps the whole pool in use.  Prints, per arm, the reads from
@@ -12,12 +13,14 @@
 # the measured window, and what pg_buffercache_partitions says about it.
 # Counts, not timing: the guest's CPU is emulated.
 #
-# Usage: vm-lopsided-guest.sh SECONDS ARM=BINDIR...
+# Usage: vm-lopsided-guest.sh TRANSACTIONS ARM=BINDIR...
+# (TRANSACTIONS per client, for the warm-up and again for the measure)
 set -euo pipefail
 
-seconds=$1
+xacts=$1
 shift
 node0=$(numactl --hardware | sed -n 's/^node \([0-9]*\) cpus: [0-9].*/\1/p' | head -n 1)
+cpus0=$(cat "/sys/devices/system/node/node$node0/cpulist")
 echo "# guest: $(nproc) CPUs; $(numactl --hardware | head -n 1); backends on node $node0"
 
 # the benchmark's zipfian reads (bench/bench.py: s = 1.10, permuted keys)
@@ -47,7 +50,8 @@ listen_addresses = ''
 unix_socket_directories = '$VM_SCRATCH'
 port = 5440
 EOF
-	numactl --cpunodebind="$node0" "$bin/pg_ctl" -D "$data" -l "$VM_SCRATCH/$arm.log" -w start >/dev/null
+	"$bin/pg_ctl" -D "$data" -l "$VM_SCRATCH/$arm.log" -w start >/dev/null
+	taskset -p -c "$cpus0" "$(head -n 1 "$data/postmaster.pid")" >/dev/null
 	"$bin/pgbench" -i -q -s "$scale" >/dev/null 2>&1
 	"$bin/psql" -X -q -c 'CREATE EXTENSION pg_buffercache' -c 'VACUUM ANALYZE'
 
@@ -55,15 +59,15 @@ EOF
 		"$bin/psql" -X -At -c "SELECT blks_read FROM pg_stat_database WHERE datname = 'postgres'"
 	}
 	# warm up: the pool fills and the balancer settles
-	"$bin/pgbench" -n -M prepared -f "$script" -c 4 -j 2 -T "$seconds" >/dev/null 2>&1
-	"$bin/psql" -X -q -c 'SELECT pg_stat_reset()' -c 'SELECT pg_buffercache_partitions_reset()'
+	"$bin/pgbench" -n -M prepared -f "$script" -c 4 -j 2 -t "$xacts" >/dev/null 2>&1
+	"$bin/psql" -X -q -c 'SELECT pg_stat_reset(), pg_buffercache_partitions_reset()' >/dev/null
 	sleep 1
 	before=$(counters)
-	xacts=$("$bin/pgbench" -n -M prepared -f "$script" -c 4 -j 2 -T "$seconds" 2>/dev/null |
+	done=$("$bin/pgbench" -n -M prepared -f "$script" -c 4 -j 2 -t "$xacts" 2>/dev/null |
 		sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p')
 	sleep 1
 	after=$(counters)
-	awk -v a="$arm" -v r=$((after - before)) -v x="$xacts" \
+	awk -v a="$arm" -v r=$((after - before)) -v x="$done" \
 		'BEGIN { printf "arm %s: %d transactions, %d reads, %.2f reads per 1000 transactions\n", a, x, r, 1000 * r / x }'
 	"$bin/psql" -X -c "SELECT numa_node, sum(allocations) AS allocations,
 			round(100 * sum(allocations) / sum(sum(allocations)) OVER (), 1) AS pct,
