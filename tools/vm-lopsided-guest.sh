@@ -6,7 +6,7 @@
 # backends all run on the first node's CPUs (the postmaster is moved there
 # with taskset once it has placed its partitions on every node, and its
 # children inherit that), and zipfian point reads over a data set larger
-# than that node's share of the pool but smaller than the pool: the
+# than the pool (and nearly three times that node's share of it): the
 # allocations all ask for the first node, and only lending the other nodes'
 # partitions keeps the whole pool in use.  Prints, per arm, the reads from
 # outside the pool per 1000 transactions (pg_stat_database.blks_read) of
@@ -24,7 +24,7 @@ cpus0=$(cat "/sys/devices/system/node/node$node0/cpulist")
 echo "# guest: $(nproc) CPUs; $(numactl --hardware | head -n 1); backends on node $node0"
 
 # the benchmark's zipfian reads (bench/bench.py: s = 1.10, permuted keys)
-scale=2
+scale=3
 naccounts=$((scale * 100000))
 script=$VM_SCRATCH/zipf.sql
 cat >"$script" <<EOF
