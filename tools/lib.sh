@@ -156,3 +156,13 @@ meson_suites() {
 pristine_commit() {
 	git -C "$SRC" rev-list --max-parents=0 HEAD | tail -n 1
 }
+
+# run-guest options that make this checkout visible in a QEMU guest: the
+# guest hides the host's /tmp (and /run, /var/tmp, /dev/shm) under tmpfs, so
+# a checkout there must be shared explicitly.  Sets the array VM_SHARE_ARGS.
+vm_share_checkout() {
+	case $TOP/ in
+		/tmp/* | /run/* | /var/tmp/* | /dev/shm/*) VM_SHARE_ARGS=(--share "$TOP") ;;
+		*) VM_SHARE_ARGS=() ;;
+	esac
+}

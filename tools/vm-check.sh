@@ -45,12 +45,7 @@ results=$BUILD/vm-results
 rm -rf "$results"
 ensure_user_dirs "$results"
 
-# The guest hides the host's /tmp (and /run, /var/tmp, /dev/shm) under
-# tmpfs; a checkout there must be shared explicitly to be visible.
-extra=()
-case $TOP/ in
-	/tmp/* | /run/* | /var/tmp/* | /dev/shm/*) extra=(--share "$TOP") ;;
-esac
+vm_share_checkout
 
 failed=()
 passed=()
@@ -71,7 +66,7 @@ for t in "${TOPOLOGIES[@]}"; do
 	start=$(date +%s)
 	rc=0
 	# shellcheck disable=SC2086
-	"$TOP/vm/run-guest" $topo --timeout "$VM_TIMEOUT" "${extra[@]}" --share "$dir" "${envargs[@]}" \
+	"$TOP/vm/run-guest" $topo --timeout "$VM_TIMEOUT" "${VM_SHARE_ARGS[@]}" --share "$dir" "${envargs[@]}" \
 		-- "$TOP/tools/vm-numa-tests.sh" "$dir" $tests >"$dir.log" 2>&1 || rc=$?
 	grep -E '^# (guest|available|node [0-9]+ (cpus|size))|^/sys.*nr_hugepages|^t/|^Result|^Files' "$dir.log" |
 		sed 's/^/    /' || true

@@ -31,11 +31,8 @@ fi
 
 "$TOP/vm/run-guest" --prepare >"$BUILD/vm-prepare.log" 2>&1 ||
 	die "cannot prepare the QEMU guest" "see build/vm-prepare.log"
-extra=()
-case $TOP/ in
-	/tmp/* | /run/* | /var/tmp/* | /dev/shm/*) extra=(--share "$TOP") ;;
-esac
+vm_share_checkout
 step "2-node guest, every backend on node 0: ${arms[*]}"
 "$TOP/vm/run-guest" --nodes 2 --cpus-per-node 1 --mem-per-node 1G \
-	--timeout "${VM_TIMEOUT:-1200}" "${extra[@]}" \
+	--timeout "${VM_TIMEOUT:-1200}" "${VM_SHARE_ARGS[@]}" \
 	-- "$TOP/tools/vm-lopsided-guest.sh" "$xacts" "${arms[@]}"
