@@ -66,11 +66,11 @@ build_postgres() {
 	if [ ! -f "$bld/build.ninja" ] || [ "$(cat "$bld/.pgnuma-abi-options" 2>/dev/null)" != "${MESON_ABI_OPTS[*]}" ]; then
 		rm -rf "$bld"
 		ensure_user_dirs "$bld"
-		as_user meson setup "$bld" "$WT" "${MESON_ABI_OPTS[@]}" >"$ABI/$name.setup.log" 2>&1 ||
+		with_heartbeat "configuring $name" "$ABI/$name.setup.log" as_user meson setup "$bld" "$WT" "${MESON_ABI_OPTS[@]}" ||
 			{ tail -n 20 "$ABI/$name.setup.log" >&2; die "meson setup failed for $name"; }
 		echo "${MESON_ABI_OPTS[*]}" | as_user tee "$bld/.pgnuma-abi-options" >/dev/null
 	fi
-	as_user ninja -C "$bld" src/backend/postgres >"$ABI/$name.ninja.log" 2>&1 ||
+	run_ninja "building $name" "$ABI/$name.ninja.log" -C "$bld" src/backend/postgres ||
 		{ grep -E -A5 'error|FAILED' "$ABI/$name.ninja.log" | head -n 40 >&2; die "$name does not build"; }
 }
 
@@ -90,7 +90,13 @@ mapfile -t objects < <(
 step "ABI: abidiff of ${#objects[@]} objects that depend on files the series changes"
 report=$ABI/abidiff.txt
 : >"$report"
+done_objects=0 last_shown=$SECONDS
 for obj in "${objects[@]}"; do
+	done_objects=$((done_objects + 1))
+	if [ $((SECONDS - last_shown)) -ge "$(progress_interval)" ]; then
+		last_shown=$SECONDS
+		progress_line "abidiff: $done_objects of ${#objects[@]} objects"
+	fi
 	new_abi=$ABI/objects/series/${obj##*/}.abi
 	old_abi=$ABI/objects/stock/${obj##*/}.abi
 	mkdir -p "${new_abi%/*}" "${old_abi%/*}"
@@ -105,6 +111,7 @@ for obj in "${objects[@]}"; do
 	[ $((rc & 3)) = 0 ] || { echo "$out" >&2; die "abidiff failed on $obj (status $rc)"; }
 	[ $rc = 0 ] || printf '=== %s\n%s\n\n' "$obj" "$out" >>"$report"
 done
+progress_done
 
 # Exported symbols of the two binaries ("-" gone, "+" new).
 diff <(nm -D --defined-only "$ABI/stock/src/backend/postgres" | awk '{print $3}' | sort -u) \

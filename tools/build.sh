@@ -36,7 +36,8 @@ want="${opts[*]} --prefix=$inst src=$src"
 if [ ! -f "$bld/build.ninja" ]; then
 	step "configuring $(basename "$bld") (meson ${opts[*]})"
 	find "$bld" -mindepth 1 -delete
-	as_user meson setup "$bld" "$src" --prefix="$inst" "${opts[@]}" >"$bld/../$(basename "$bld").setup.log" 2>&1 ||
+	with_heartbeat configuring "$bld/../$(basename "$bld").setup.log" \
+		as_user meson setup "$bld" "$src" --prefix="$inst" "${opts[@]}" ||
 		{ tail -n 30 "$bld/../$(basename "$bld").setup.log" >&2; die "meson setup failed" "see $bld/meson-logs/meson-log.txt"; }
 elif [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 	step "reconfiguring $(basename "$bld") (options changed)"
@@ -46,11 +47,9 @@ fi
 echo "$want" | as_user tee "$stamp" >/dev/null
 
 step "compiling in $(basename "$bld") (ninja; ccache in ${CCACHE_DIR#$TOP/})"
-start=$(date +%s)
-as_user ninja -C "$bld" >"$bld/ninja.log" 2>&1 ||
+run_ninja compiling "$bld/ninja.log" -C "$bld" ||
 	{ grep -E -A5 'error|FAILED' "$bld/ninja.log" | head -n 60 >&2; die "compilation failed" "full log: $bld/ninja.log"; }
 grep -E 'warning:' "$bld/ninja.log" | sort -u | head -n 20 >&2 || true
-info "compiled in $(($(date +%s) - start)) s"
 
 as_user meson install -C "$bld" --quiet --only-changed >"$bld/install.log" 2>&1 ||
 	{ tail -n 20 "$bld/install.log" >&2; die "meson install failed"; }

@@ -39,7 +39,7 @@ for v in nonuma exec_backend; do
 		continue
 	fi
 	run_part "$v" "$TOP/tools/check-variants.sh" "$v"
-	last_check=$(grep -E '^check:' "$BUILD/check-$v.log" | tail -n 1)
+	last_check=$(grep -E '^check:' "$BUILD/check-$v.log" | tail -n 1 || true)
 	if [ $part_rc = 0 ]; then
 		summary+=("$label ${last_check#check: }")
 	else
@@ -80,12 +80,12 @@ else
 fi
 
 echo
-echo "==> make check summary ($(($(date +%s) - start)) s)"
+echo "==> make check summary ($(fmt_duration $(($(date +%s) - start))))"
 printf '    %s\n' "${summary[@]}"
 # A CI log is often read from its tail only: name what failed here too.
 if [ $rc != 0 ]; then
 	for part in "${ran[@]}"; do
-		grep -E '^ *(not ok|#   Failed test|# +(got|expected))| (FAIL|ERROR) +[0-9.]+s' "$BUILD/check-$part.log" |
+		grep -E '^ *(not ok|#   Failed test|# +(got|expected))| (FAIL|ERROR) +[0-9.]+s|: (TIMED OUT|FAILED in|still running when|was running when)' "$BUILD/check-$part.log" |
 			head -n 8 | sed "s/^ */    $part: /" || true
 	done
 fi

@@ -28,22 +28,28 @@ fi
 # does), where the build has docs enabled.
 if grep -q '^build doc/src/sgml/postgres-full.xml' "$bld/build.ninja"; then
 	step "validating the documentation (SGML)"
-	as_user ninja -C "$bld" doc/src/sgml/postgres-full.xml >"$bld.docs.log" 2>&1 ||
+	run_ninja validating "$bld.docs.log" -C "$bld" doc/src/sgml/postgres-full.xml ||
 		{ grep -iE 'error' "$bld.docs.log" | head -n 20 >&2; echo "check: 0 passed, 1 failed, 0 skipped (invalid documentation)"; exit 1; }
 fi
 
 step "running test suites: ${suites[*]}"
 start=$(date +%s)
-rc=0
+set +e
 as_user meson test -C "$bld" --num-processes "${TEST_JOBS:-$(nproc)}" --print-errorlogs \
-	--no-rebuild "${args[@]}" 2>&1 | tee "$bld.check.log" | grep -E --line-buffered '^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Timeout|Expected Fail|Unexpected Pass):' || true
+	--timeout-multiplier "${TEST_TIMEOUT_MULTIPLIER:-1}" \
+	--no-rebuild "${args[@]}" 2>&1 | tee "$bld.check.log" | grep -E --line-buffered '^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Timeout|Expected Fail|Unexpected Pass):'
 rc=${PIPESTATUS[0]}
+set -e
 elapsed=$(($(date +%s) - start))
 
 count() { sed -n "s/^$1: *\([0-9]*\) *\$/\1/p" "$bld.check.log" | tail -n 1; }
 ok=$(count Ok) fail=$(count Fail) skip=$(count Skipped) tmo=$(count Timeout) xpass=$(count 'Unexpected Pass')
 : "${ok:=0}" "${fail:=0}" "${skip:=0}" "${tmo:=0}" "${xpass:=0}"
 failed=$((fail + tmo + xpass))
+if [ "$rc" = 0 ] && ! grep -qE '^Ok: *[0-9]+' "$bld.check.log"; then
+	info "meson test ended without its summary (see $bld.check.log)"
+	rc=1
+fi
 
 if [ "$rc" != 0 ] || [ "$failed" != 0 ]; then
 	grep -E '^ *[0-9]+/[0-9]+ .*(FAIL|TIMEOUT|ERROR)' "$bld.check.log" >&2 || true

@@ -84,7 +84,7 @@ trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 
 step "downloading $PG_DEB_PACKAGE $PG_DEB_VERSION source from Debian" >&2
-if apt-get source --download-only "$PG_DEB_PACKAGE=$PG_DEB_VERSION" >apt.log 2>&1; then
+if with_heartbeat downloading apt.log apt-get source --download-only "$PG_DEB_PACKAGE=$PG_DEB_VERSION" >&2; then
 	f=$(ls ./*.orig.tar.* | head -n 1)
 	verify_pinned "$f" ||
 		die "checksum mismatch for $(basename "$f")" \
@@ -105,7 +105,7 @@ else
 		die "Debian's registry offers no $PG_DEB_PACKAGE source at all" \
 			"$(tail -n 3 apt.log)" \
 			"give a PostgreSQL 18 tree or tarball with PGSRC=/path"
-	apt-get source --download-only "$PG_DEB_PACKAGE=$newest" >apt.log 2>&1 ||
+	with_heartbeat downloading apt.log apt-get source --download-only "$PG_DEB_PACKAGE=$newest" >&2 ||
 		die "downloading $PG_DEB_PACKAGE $newest failed" "$(tail -n 3 apt.log)" \
 			"give a PostgreSQL 18 tree or tarball with PGSRC=/path"
 	f=$(ls ./*.orig.tar.* | head -n 1)

@@ -136,9 +136,12 @@ ensure_packages() {
 		die "missing Debian packages: ${missing[*]}" "install them (as root): apt-get install ${missing[*]}"
 	fi
 	step "installing Debian packages: ${missing[*]}"
-	apt-get update -qq || die "apt-get update failed" "check the network access to Debian's registry"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null ||
-		die "apt-get install failed for: ${missing[*]}"
+	mkdir -p "$BUILD"
+	with_heartbeat "apt-get update" "$BUILD/apt.log" apt-get update -qq ||
+		die "apt-get update failed" "$(tail -n 3 "$BUILD/apt.log")" "check the network access to Debian's registry"
+	with_heartbeat "apt-get install" "$BUILD/apt.log" \
+		env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" ||
+		die "apt-get install failed for: ${missing[*]}" "$(tail -n 5 "$BUILD/apt.log")"
 }
 
 # The ordered list of patch files of the series (cover letter excluded).
@@ -165,4 +168,100 @@ vm_share_checkout() {
 		/tmp/* | /run/* | /var/tmp/* | /dev/shm/*) VM_SHARE_ARGS=(--share "$TOP") ;;
 		*) VM_SHARE_ARGS=() ;;
 	esac
+}
+
+# fmt_duration SECONDS: "42 s", "7m05s" or "1h02m05s".
+fmt_duration() {
+	if [ "$1" -lt 60 ]; then
+		printf '%d s' "$1"
+	elif [ "$1" -lt 3600 ]; then
+		printf '%dm%02ds' $(($1 / 60)) $(($1 % 60))
+	else
+		printf '%dh%02dm%02ds' $(($1 / 3600)) $(($1 % 3600 / 60)) $(($1 % 60))
+	fi
+}
+
+# How often a long step says how far it is, in a log (CI): every
+# PROGRESS_INTERVAL seconds (default 15).  On a terminal, one line is
+# updated in place every second instead.
+[[ ${PROGRESS_INTERVAL:-15} =~ ^[1-9][0-9]*$ ]] ||
+	die "PROGRESS_INTERVAL must be a whole number of seconds, not '$PROGRESS_INTERVAL'"
+progress_interval() {
+	if [ -t 1 ]; then echo 1; else echo "${PROGRESS_INTERVAL:-15}"; fi
+}
+
+# progress_line TEXT: show TEXT as the current progress of a step: on a
+# terminal in place of the previous one, in a log as a line of its own.
+# progress_done clears a terminal's progress line.
+progress_line() {
+	if [ -t 1 ]; then printf '\r\033[K    %s' "$*"; else printf '    %s\n' "$*"; fi
+}
+progress_done() {
+	[ ! -t 1 ] || printf '\r\033[K'
+}
+
+# show_progress WHAT: read ninja's output (its "[n/N] ..." lines) on stdin
+# and show how far it is, so that a long build does not look like a hang:
+# the first step at once, then at most one line per progress_interval.
+# Other lines are not shown (the caller keeps the whole output in a log).
+show_progress() {
+	local what=$1 line pct now last=-1 shown=0 interval start=$SECONDS
+	interval=$(progress_interval)
+	while IFS= read -r line; do
+		[[ $line =~ ^\[([0-9]+)/([0-9]+)\]\  ]] || continue
+		now=$SECONDS
+		[ $last -lt 0 ] || [ $((now - last)) -ge "$interval" ] || continue
+		last=$now
+		pct=$((100 * BASH_REMATCH[1] / BASH_REMATCH[2]))
+		progress_line "$(printf '%s: [%d/%d] %3d%%, %s' "$what" "${BASH_REMATCH[1]}" \
+			"${BASH_REMATCH[2]}" "$pct" "$(fmt_duration $((now - start)))")"
+		shown=1
+	done
+	[ $shown = 0 ] || progress_done
+}
+
+# run_ninja WHAT LOG NINJA-ARGS...: ninja as the unprivileged user, its whole
+# output in LOG, its progress on stdout (show_progress), then how long it
+# took.  Returns ninja's exit status.  NINJA_STATUS is set to the default
+# format, which show_progress reads, whatever the user's environment says.
+run_ninja() {
+	local what=$1 log=$2 start=$SECONDS rc
+	local -
+	shift 2
+	set +e
+	as_user env NINJA_STATUS='[%f/%t] ' ninja "$@" 2>&1 | tee "$log" | show_progress "$what"
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" = 0 ]; then
+		if grep -q '^ninja: no work to do' "$log"; then
+			info "$what: up to date"
+		else
+			info "$what: done in $(fmt_duration $((SECONDS - start)))"
+		fi
+	fi
+	return "$rc"
+}
+
+# with_heartbeat WHAT LOG COMMAND...: run COMMAND with its output in LOG,
+# saying every progress_interval that it is still running (the last line of
+# its log with it), then how long it took; for steps that print no progress
+# of their own (package installs, downloads, meson setup).  Returns
+# COMMAND's exit status.
+with_heartbeat() {
+	local what=$1 log=$2 pid rc=0 start=$SECONDS last=$SECONDS interval shown=0 tail
+	shift 2
+	interval=$(progress_interval)
+	"$@" >"$log" 2>&1 &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		[ $((SECONDS - last)) -ge "$interval" ] || continue
+		last=$SECONDS
+		tail=$(tail -n 1 "$log" 2>/dev/null | tr -d '\r' | cut -c1-60)
+		progress_line "$what: still running, $(fmt_duration $((SECONDS - start)))${tail:+ (last: $tail)}"
+		shown=1
+	done
+	wait "$pid" || rc=$?
+	[ $shown = 0 ] || progress_done
+	[ $rc != 0 ] || info "$what: done in $(fmt_duration $((SECONDS - start)))"
+	return $rc
 }

@@ -30,9 +30,94 @@ TOPOLOGIES=(
 	"2nodes-hugepages-node0|--nodes 2 --cpus-per-node 1 --mem-per-node 1G --hugepages-per-node 128,0|PG_TEST_NUMA_NODES=2 PG_TEST_NUMA_HUGE=short|003_shared_buffers_numa"
 )
 
-VM_TIMEOUT=${VM_TIMEOUT:-420}
+# Time limits follow the work.  Each test runs under a limit of its own,
+# VM_TIMEOUT_MULTIPLIER (default 3) times its base in VM_TEST_SECONDS; a
+# guest's limit is the sum of its tests' limits, TEST_SLACK_SECONDS more per
+# test (killing a test that ran out of time, copying its logs), and
+# VM_BOOT_SECONDS to boot and power off.  A base is the longest the test
+# was seen to take in a guest, on a slower 2-core machine that was also
+# running other work; where that was not seen, eight times its time on a
+# quiet 2-core machine here, the ratio seen for the others.  In December
+# 2026, quiet / two busy processes beside it / slower and busy:
+#   001_shmem_interleave      14-15 s / 37 s / 95-115 s
+#   003_shared_buffers_numa   15-21 s / 53 s / 139-156 s
+#   004_unequal_nodes         35 s
+#   005_many_nodes            11 s
+#   006_locality              12-13 s / 56 s / 87-110 s
+#   007_locality_balance      17-24 s / 43 s / (not seen)
+# So a machine at half the speed of the slowest seen still passes.  A hung
+# test costs its own limit, and the tests after it still run.  The tests'
+# own waits (polls of pg_buffercache_partitions and the like) follow
+# PG_TEST_TIMEOUT_DEFAULT, as PostgreSQL's do; when it is set above its
+# default of 180 s, it is passed on to the guest and the limits here grow in
+# proportion.
+declare -A VM_TEST_SECONDS=(
+	[001_shmem_interleave]=120 [003_shared_buffers_numa]=160 [004_unequal_nodes]=280
+	[005_many_nodes]=90 [006_locality]=120 [007_locality_balance]=200
+)
+VM_TIMEOUT_MULTIPLIER=${VM_TIMEOUT_MULTIPLIER:-3}
+VM_BOOT_SECONDS=${VM_BOOT_SECONDS:-120}
+TEST_SLACK_SECONDS=45
+for v in VM_TIMEOUT_MULTIPLIER VM_BOOT_SECONDS; do
+	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a whole number of at least 1, not '${!v}'"
+done
+[ -z "${VM_TIMEOUT:-}" ] ||
+	warn "VM_TIMEOUT is no longer used by vm-check: the limits follow the tests (VM_TIMEOUT_MULTIPLIER)"
+timeout_scale=$VM_TIMEOUT_MULTIPLIER
+if [ -n "${PG_TEST_TIMEOUT_DEFAULT:-}" ]; then
+	[[ $PG_TEST_TIMEOUT_DEFAULT =~ ^[1-9][0-9]*$ ]] ||
+		die "PG_TEST_TIMEOUT_DEFAULT must be a number of seconds, not '$PG_TEST_TIMEOUT_DEFAULT'"
+	[ "$PG_TEST_TIMEOUT_DEFAULT" -le 180 ] ||
+		timeout_scale=$(((VM_TIMEOUT_MULTIPLIER * PG_TEST_TIMEOUT_DEFAULT + 179) / 180))
+fi
 
-if ! "$TOP/vm/run-guest" --prepare >"$BUILD/vm-prepare.log" 2>&1; then
+# test_limit TEST: its time limit in seconds.
+test_limit() {
+	echo $((VM_TEST_SECONDS[$1] * timeout_scale))
+}
+
+# show_guest_progress NAME: the output of guest NAME as it runs: its
+# topology, and when each test starts and ends (the marker lines of
+# tools/vm-numa-tests.sh), named NAME/TEST so that a log's tail says which.
+show_guest_progress() {
+	sed -un -e "s|^# vm-test \\(.*\\)\$|    $1/\\1|p" \
+		-e '/^# \(guest\|node [0-9]\+ \(cpus\|size\)\)/s/^/    /p' \
+		-e '/^# \/sys.*nr_hugepages/s/^/    /p'
+}
+
+# report_guest NAME LOG LIMIT: for a guest that did not finish its tests
+# (killed at its time limit of LIMIT seconds, or stopped by a panic or a
+# harness failure), which test was running and for how long.
+report_guest() {
+	local name=$1 log=$2 limit=$3 last test since
+	! grep -q '^# vm-tests: ' "$log" || return 0
+	last=$(grep -E '^# vm-test ' "$log" | tail -n 1 || true)
+	if [[ $last =~ ^#\ vm-test\ (.*):\ started\ at\ ([0-9]+)\ s ]]; then
+		test=${BASH_REMATCH[1]} since=${BASH_REMATCH[2]}
+		if grep -q '^run-guest: timeout' "$log"; then
+			info "$name/$test: still running when the guest's time ran out (for about $(fmt_duration $((limit - since))))"
+		else
+			info "$name/$test: was running when the guest stopped (see the log)"
+		fi
+	elif [ -n "$last" ]; then
+		info "$name: the guest stopped after its last test, while it powered off"
+	else
+		info "$name: the guest stopped before any test started (boot)"
+	fi
+}
+
+# Every test named in TOPOLOGIES must have a base, checked before any guest
+# runs.
+for topology in "${TOPOLOGIES[@]}"; do
+	IFS='|' read -r _ _ _ tests <<<"$topology"
+	for test in $tests; do
+		[ -n "${VM_TEST_SECONDS[$test]:-}" ] ||
+			die "tools/vm-check.sh: no VM_TEST_SECONDS entry for test $test" \
+				"add one: the longest it takes in a guest on a slow, busy machine"
+	done
+done
+
+if ! with_heartbeat "preparing the guest" "$BUILD/vm-prepare.log" "$TOP/vm/run-guest" --prepare; then
 	tail -n 5 "$BUILD/vm-prepare.log" >&2
 	warn "cannot prepare the QEMU guest (see build/vm-prepare.log): NUMA VM tests NOT RUN"
 	exit 77
@@ -50,8 +135,8 @@ vm_share_checkout
 failed=()
 passed=()
 start_all=$(date +%s)
-for t in "${TOPOLOGIES[@]}"; do
-	IFS='|' read -r name topo envs tests <<<"$t"
+for topology in "${TOPOLOGIES[@]}"; do
+	IFS='|' read -r name topo envs tests <<<"$topology"
 	if [ ${#wanted[@]} -gt 0 ] && ! printf '%s\n' "${wanted[@]}" | grep -qx "$name"; then
 		continue
 	fi
@@ -62,27 +147,43 @@ for t in "${TOPOLOGIES[@]}"; do
 		envargs+=(--env "$e")
 		case $e in PG_TEST_VARIANT=*) build_variant "${e#PG_TEST_VARIANT=}" ;; esac
 	done
+	[ -z "${PG_TEST_TIMEOUT_DEFAULT:-}" ] || envargs+=(--env PG_TEST_TIMEOUT_DEFAULT)
+	testargs=()
+	guest_limit=$VM_BOOT_SECONDS
+	for test in $tests; do
+		limit=$(test_limit "$test")
+		testargs+=("$test:$limit")
+		guest_limit=$((guest_limit + limit + TEST_SLACK_SECONDS))
+	done
 	step "VM $name: $topo"
+	info "time limit $(fmt_duration "$guest_limit") (tests: ${testargs[*]})"
 	start=$(date +%s)
-	rc=0
+	set +e
 	# shellcheck disable=SC2086
-	"$TOP/vm/run-guest" $topo --timeout "$VM_TIMEOUT" "${VM_SHARE_ARGS[@]}" --share "$dir" "${envargs[@]}" \
-		-- "$TOP/tools/vm-numa-tests.sh" "$dir" $tests >"$dir.log" 2>&1 || rc=$?
-	grep -E '^# (guest|available|node [0-9]+ (cpus|size))|^/sys.*nr_hugepages|^t/|^Result|^Files' "$dir.log" |
-		sed 's/^/    /' || true
-	if [ $rc = 0 ] && grep -q '^Result: PASS' "$dir.log"; then
-		info "VM $name: passed ($(($(date +%s) - start)) s)"
+	"$TOP/vm/run-guest" $topo --timeout "$guest_limit" "${VM_SHARE_ARGS[@]}" --share "$dir" "${envargs[@]}" \
+		-- "$TOP/tools/vm-numa-tests.sh" "$dir" "${testargs[@]}" 2>&1 | tee "$dir.log" | show_guest_progress "$name"
+	rc=${PIPESTATUS[0]}
+	set -e
+	report_guest "$name" "$dir.log" "$guest_limit"
+	took=$(fmt_duration $(($(date +%s) - start)))
+	if [ $rc = 0 ] && grep -q '^# vm-tests: .* 0 failed, 0 timed out' "$dir.log"; then
+		info "VM $name: passed ($took)"
 		passed+=("$name")
 	else
 		grep -E '^not ok|^#   Failed|^# +(got|expected)' "$dir.log" | head -n 20 | sed 's/^/    /' >&2 || true
-		info "VM $name: FAILED (exit status $rc; log: ${dir#$TOP/}.log, TAP logs in ${dir#$TOP/}/)"
+		case $rc in
+			124) why="killed at its time limit" ;;
+			125) why="the guest or run-guest failed" ;;
+			*) why="exit status $rc" ;;
+		esac
+		info "VM $name: FAILED ($why, after $took; log: ${dir#$TOP/}.log, TAP logs in ${dir#$TOP/}/)"
 		failed+=("$name")
 	fi
 done
 
-elapsed=$(($(date +%s) - start_all))
+elapsed=$(fmt_duration $(($(date +%s) - start_all)))
 if [ ${#failed[@]} -gt 0 ]; then
-	echo "vm-check: ${#passed[@]} topologies passed, ${#failed[@]} failed (${failed[*]}) (${elapsed}s)"
+	echo "vm-check: ${#passed[@]} topologies passed, ${#failed[@]} failed (${failed[*]}) (${elapsed})"
 	exit 1
 fi
-echo "vm-check: ${#passed[@]} topologies passed (${passed[*]}) (${elapsed}s)"
+echo "vm-check: ${#passed[@]} topologies passed (${passed[*]}) (${elapsed})"
