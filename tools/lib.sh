@@ -33,13 +33,16 @@ DEMO_PORT=${DEMO_PORT:-55432}
 # Meson options of the development build (demo, check).  Procedural
 # languages and NLS are off: nothing in the series touches them and they
 # cost build time.  Docs are enabled so that `make check` can validate the
-# SGML (they are not built by default).
+# SGML (they are not built by default).  Injection points are enabled in the
+# development build and its variants (not in the ABI check's or the
+# benchmark's builds, which are built as distributions ship PostgreSQL):
+# the series' tests hold sessions at them.
 MESON_COMMON_OPTS=(
 	-Dlibnuma=enabled -Dliburing=enabled -Dtap_tests=enabled
 	-Dplperl=disabled -Dplpython=disabled -Dpltcl=disabled
 	-Ddocs=enabled -Dnls=disabled -Dllvm=disabled
 )
-MESON_DEV_OPTS=(--buildtype=debugoptimized -Dcassert=true "${MESON_COMMON_OPTS[@]}")
+MESON_DEV_OPTS=(--buildtype=debugoptimized -Dcassert=true -Dinjection_points=true "${MESON_COMMON_OPTS[@]}")
 
 # The build variants (tools/check-variants.sh; tools/vm-check.sh runs the
 # NUMA tests of exec_backend in a guest too): the development build's
