@@ -56,6 +56,7 @@ MODES = {
         workloads=[
             ("zipf", 128), ("zipf", 256), ("zipf", 512), ("zipfio", 128),
             ("lopsided", 128), ("scan", 512), ("select", 512), ("write", 128),
+            ("tpcb", 128), ("churn", 128),
             ("seqcount1", 128), ("seqcount8", 128),
             ("seqoffset1", 128), ("seqoffset8", 128),
         ],
@@ -70,7 +71,7 @@ MODES = {
     "quick": dict(
         runs=1, warmup=3, measure=5,
         workloads=[("zipf", 128), ("lopsided", 128), ("scan", 128), ("write", 128),
-                   ("seqcount8", 32)],
+                   ("churn", 128), ("seqcount8", 32)],
         frontier_workloads=[],
         paired=[("zipf", 128)], rounds=3, window=2,
         callgrind=["hit"], callgrind_k=200),
@@ -90,6 +91,10 @@ SEQ_PARTITIONS = 8          # ... in 8 partitions, each under a quarter of
 #                             the pool: the scans use no ring, as in the thread
 LOPSIDED_PARTITION = 0      # lopsided: every session's home partition
 COPY_ROWS = 400000          # rows per COPY of the write workload (~40 MB)
+TPCB_FRACTION = 3.5         # tpcb workload: pgbench's data, of the pool, as a
+#                             user trying the default workload on a small pool
+CHURN_CLIENTS = 2           # of the churn workload: create, fill, drop tables
+CHURN_ROWS = 20000          # rows per churn table (~2.6 MB)
 
 PORT = 55499
 PAIRED_PORT = 55510
@@ -207,6 +212,8 @@ def dataset_of(wl, pool):
         return "seq%d" % pool, scale_for(pool, SEQ_FRACTION), 0
     if wl == "select":
         return "fit%d" % pool, scale_for(pool, SELECT_FRACTION), 0
+    if wl == "tpcb":
+        return "tpcb%d" % pool, scale_for(pool, TPCB_FRACTION), 0
     scan_mb = int(pool * SCAN_TABLE_FRACTION) if wl == "scan" else 0
     return "zipf%d" % pool, scale_for(pool, 1.15), scan_mb
 
@@ -314,6 +321,15 @@ def write_scripts(args):
     with open(os.path.join(sdir, "copy.sql"), "w") as f:
         f.write("COPY copyt FROM '%s';\n" % copy_file(args))
         f.write("TRUNCATE copyt;\n")
+    with open(os.path.join(sdir, "churn.sql"), "w") as f:
+        # a table of the client's own, filled and emptied both ways: DROP
+        # and TRUNCATE empty its buffers, which allocations should reuse
+        # before they evict the point reads' pages
+        for empty in ("TRUNCATE", "DROP TABLE"):
+            f.write("CREATE TABLE IF NOT EXISTS churn_:client_id (a int, b text);\n")
+            f.write("INSERT INTO churn_:client_id SELECT g, repeat('x', 100) "
+                    "FROM generate_series(1, %d) g;\n" % CHURN_ROWS)
+            f.write("%s churn_:client_id;\n" % empty)
     with open(os.path.join(sdir, "vacuum.sql"), "w") as f:
         f.write("VACUUM pgbench_accounts;\n")
         f.write("SELECT pg_sleep(0.5);\n")
@@ -462,6 +478,19 @@ def workload_commands(args, wl, pool, cluster, seconds, seed, log_prefix=None):
         return db, pgbench_cmd(args, cluster, db, zipf, CLIENTS - SCAN_CLIENTS,
                                1, seconds, seed), \
             [pgbench_cmd(args, cluster, db, scan, SCAN_CLIENTS, 1, seconds, seed + 1)]
+    if wl == "tpcb":
+        # pgbench's default, as a user would try it, through a pool well
+        # below the data
+        return db, pgbench_cmd(args, cluster, db, ["-M", "prepared"],
+                               CLIENTS, THREADS, seconds, seed), []
+    if wl == "churn":
+        # the zipfian point reads with fewer clients, plus tables created,
+        # filled and emptied alongside
+        return db, pgbench_cmd(args, cluster, db, zipf, CLIENTS - CHURN_CLIENTS,
+                               1, seconds, seed), \
+            [pgbench_cmd(args, cluster, db, ["-M", "simple", "-f",
+                                             os.path.join(sdir, "churn.sql")],
+                         CHURN_CLIENTS, 1, seconds, seed + 1)]
     if wl == "write":
         # tpcb-like updates, with a COPY (bulk write ring) and a VACUUM
         # (vacuum ring) running alongside

@@ -32,6 +32,9 @@ WORKLOAD_TITLES = {
     "scan": "scan resistance (the zipfian hot set + one-touch scans)",
     "select": "pgbench -S, data fits in shared_buffers (overhead check)",
     "write": "writes: pgbench tpcb-like + COPY + VACUUM alongside",
+    "tpcb": "pgbench's default tpcb-like, data 3.5x shared_buffers",
+    "churn": "zipfian point reads + tables created, filled, truncated and "
+             "dropped alongside",
     "lopsided": "zipfian point reads, every session homed in partition 0 "
                 "(debug_buffer_partition, where the arm has it)",
     "seqcount1": "serial seq scans, SELECT count(*), partitioned pgbench_accounts "
@@ -44,7 +47,8 @@ WORKLOAD_TITLES = {
                   "pgbench_accounts 1.5x shared_buffers, 8 clients",
 }
 
-BALANCED = ("zipf", "zipfio", "select", "scan", "write")
+BALANCED = ("zipf", "zipfio", "select", "scan", "write", "tpcb", "churn")
+WRITE_TABLES = ("write", "tpcb", "churn")   # workloads with a table of writes
 
 
 def spread(rs):
@@ -208,10 +212,10 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
                  "each partition's pages come up for eviction), with the range of "
                  "the hands' complete passes per minute, for arms with a hand per "
                  "partition." % (med(s_rows, "allocations"), med(s_rows, "transactions")))
-        if wl == "write":
+        if wl in WRITE_TABLES:
             L.append("")
             L.append("Writes in the window (median), by who and in which context "
-                     "(the tpcb-like clients' transactions differ between arms: the "
+                     "(the main clients' transactions differ between arms: the "
                      "target compares backends' writes per 1000 of them):")
             L.append("")
             cols = ["w_backend_normal", "w_backend_bulkwrite", "w_backend_vacuum",
@@ -328,7 +332,7 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
             sh, mh = med(s_rows, "hot_hit_pct"), med(m_rows, "hot_hit_pct")
             target(case, "hot hit%% >= stock + %.0f points" % T_HOT, "%.3f" % sh,
                    "%.3f (%+.3f)" % (mh, mh - sh), mh >= sh + T_HOT)
-        if wl == "write" and "w_backend_normal" in m_rows[0]:
+        if wl in ("write", "tpcb") and "w_backend_normal" in m_rows[0]:
             def per_ktx(rs):
                 return statistics.median([1000.0 * r["w_backend_normal"] / r["transactions"]
                                           if r["transactions"] else 0 for r in rs])
