@@ -58,6 +58,9 @@
  *               hand evictions (B2); a miss in B1 raises the trial target by gstep (up to
  *               qmax=0.5 pool), in B2 lowers it (down to qmin); gadm=1: a ghost hit arrives
  *               visited (on trial, so it is promoted when popped)
+ *     ghost=3   as ghost=1, but as the server keeps them: one direct-mapped table of
+ *               Gf x pool entries for both kinds, indexed by a hash of the page, where
+ *               a newer eviction overwrites the entry of an older one
  *     freq=1    a 2-bit count 0..fmax=3 instead of the bit: a hit adds 1, the hand takes 1
  *               (victim at 0), a promotion takes pdec=1 (pdec=2: two)
  *     noprom=1  at the bound no promoted trial page is the forced victim (16 random looks
@@ -391,9 +394,32 @@ static inline int w_hand_next(void)
 }
 static inline void start_rev(void) { if (!rev_active) { rev_active = 1; rev_left = pool; } }
 
-static void g_put(long *g, long *gs, long page) { g[page] = ++(*gs); }
+static long *gdm, *gdm_stamp; static long gdm_n = 0, gdm_clock = 0;	/* ghost=3..5: direct-mapped, page*2 + kind + 1 */
+static double o_gdmf = 0;		/* ghost=4, 5: table size in pools (default Gf, ghost=5: 2 Gf) */
+static inline long gdm_slot(long page, int kind)
+{
+	uint64_t h = ((uint64_t) page * 0x9E3779B97F4A7C15ULL) >> 20;
+	if (o_ghost == 5) return (long) (h % (gdm_n / 2)) + (kind ? gdm_n / 2 : 0);	/* a table per kind */
+	return (long) (h % gdm_n);
+}
+static void g_put(long *g, long *gs, long page)
+{
+	if (o_ghost >= 3)
+	{
+		long i = gdm_slot(page, g == g2);
+		gdm[i] = page * 2 + (g == g2) + 1; gdm_stamp[i] = ++gdm_clock; return;
+	}
+	g[page] = ++(*gs);
+}
 static int g_take(long *g, long gs, long page)
 {
+	if (o_ghost >= 3)
+	{
+		long i = gdm_slot(page, g == g2);
+		/* ghost=4: only the last 2 Gw evictions of both kinds count, as the exact ones */
+		if (gdm[i] == page * 2 + (g == g2) + 1 && (o_ghost != 4 || gdm_clock - gdm_stamp[i] < 2 * Gw)) { gdm[i] = 0; return 1; }
+		return 0;
+	}
 	if (g[page] && gs - g[page] < Gw) { g[page] = 0; return 1; }
 	return 0;
 }
@@ -823,6 +849,7 @@ static int wl_main(int argc, char **argv)
 		else if (!strcmp(k, "ghost")) o_ghost = atoi(v);
 		else if (!strcmp(k, "gadm")) o_gadm = atoi(v);
 		else if (!strcmp(k, "Gf")) o_Gf = atof(v);
+		else if (!strcmp(k, "gdmf")) o_gdmf = atof(v);
 		else if (!strcmp(k, "gstep")) o_gstep = atof(v);
 		else if (!strcmp(k, "freq")) o_freq = atoi(v);
 		else if (!strcmp(k, "pdec")) o_pdec = atoi(v);
@@ -995,6 +1022,7 @@ static int wl_main(int argc, char **argv)
 	for (int b = 0; b < pool; b++) wowner[b] = -1;
 	qmin_b = (long) (o_qmin * pool); qmax_b = (long) (o_qmax * pool); qtarget = qmin_b;
 	if (o_ghost) { g1 = calloc(w_npages, sizeof(long)); g2 = calloc(w_npages, sizeof(long)); Gw = (long) (o_Gf * pool); if (Gw < 1) Gw = 1; }
+	if (o_ghost >= 3) { gdm_n = o_gdmf > 0 ? (long) (o_gdmf * pool) : (o_ghost == 5 ? 2 * Gw : Gw); if (gdm_n < 2) gdm_n = 2; gdm = calloc(gdm_n, sizeof(long)); gdm_stamp = calloc(gdm_n, sizeof(long)); }
 	if (w_policy == 0)
 	{
 		/* stock: every buffer starts on the freelist */
