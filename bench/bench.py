@@ -191,6 +191,9 @@ def workload_settings(args, arm, wl, pool):
     if wl == "zipfio":
         # every miss is a read from the device, not a copy from the OS cache
         s["debug_io_direct"] = "data"
+    if wl == "write":
+        # reads and writes per kind of work (write_kinds()), in every arm
+        s["shared_preload_libraries"] = "pg_stat_statements"
     s.update(arm.settings)
     return s
 
@@ -404,6 +407,41 @@ def io_writes(cluster):
     return res
 
 
+# The kinds of work of the write workload, in the order of its pgbench
+# commands (workload_commands()), and how to tell their statements apart in
+# pg_stat_statements: the tpcb-like transactions, the COPYs (with the
+# TRUNCATE after each), the VACUUMs (with the sleep after each).
+WRITE_KINDS = [
+    ("tpcb", None),
+    ("copy", r"^\s*(COPY|TRUNCATE)\M"),
+    ("vacuum", r"^\s*(VACUUM|SELECT pg_sleep)\M"),
+]
+
+
+def write_kinds(cluster, db, outs):
+    """Per kind of work of the write workload: its transactions, the pages its
+    statements read (misses) and the pages its backends wrote, from
+    pg_stat_statements, reset when the measurement started.  So that each
+    kind's reads and writes are per its own transactions: COPY and VACUUM
+    take a share of the run that changes with its speed, and their reads
+    would blur the tpcb-like transactions' misses."""
+    case = " ".join("WHEN query ~* '%s' THEN '%s'" % (rx, k)
+                    for k, rx in WRITE_KINDS if rx)
+    got = {}
+    for line in cluster.psql(
+            "SELECT CASE %s ELSE 'tpcb' END, sum(shared_blks_read), "
+            "sum(shared_blks_written) FROM pg_stat_statements "
+            "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '%s') "
+            "GROUP BY 1" % (case, db), db).splitlines():
+        k, r, w = line.split("|")
+        got[k] = (int(r), int(w))
+    res = {}
+    for (k, _), out in zip(WRITE_KINDS, outs):
+        res["tx_" + k] = parse_pgbench(out)[2]
+        res["r_" + k], res["wb_" + k] = got.get(k, (0, 0))
+    return res
+
+
 def pgbench_cmd(args, cluster, db, script_args, clients, threads, seconds, seed,
                 env=None):
     """A pgbench command line; env: variables for it (through env(1))."""
@@ -550,6 +588,9 @@ def measure(args, arm, cluster, wl, pool, run):
         run_pgbench([main] + others)
         time.sleep(1)
         s0 = db_stats(cluster, db)
+        if wl == "write":
+            cluster.psql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements; "
+                         "SELECT pg_stat_statements_reset()", db)
         cluster.psql("SELECT bench_reset(), pg_stat_reset_shared('io')")
         parts0 = partition_counters(cluster, arm)
         log_prefix = os.path.join(args.data, "pgbench-log")
@@ -563,6 +604,8 @@ def measure(args, arm, cluster, wl, pool, run):
         allocs, advances, max_adv, forced = (
             int(x) for x in cluster.psql("SELECT * FROM bench_counters()").split("|"))
         writes = io_writes(cluster)
+        if wl == "write":
+            writes.update(write_kinds(cluster, db, outs))
         nb = int(cluster.psql("SELECT setting FROM pg_settings WHERE name = 'shared_buffers'"))
         huge = cluster.psql("SHOW huge_pages_status")
     finally:
@@ -754,6 +797,9 @@ def main():
     p.add_argument("--measure", type=int, help="override the mode's window (s)")
     p.add_argument("--rounds", type=int, help="override the mode's paired rounds")
     p.add_argument("--workloads", help="override the mode's, e.g. zipf:128,scan:512")
+    p.add_argument("--frontier-workloads",
+                   help="where the arms with settings run (default: the zipfian "
+                   "ones of --workloads), e.g. seqcount8:128,tpcb:128")
     p.add_argument("--paired", help="override the mode's paired workloads ('' for none)")
     p.add_argument("--callgrind", help="override the mode's callgrind cases ('' for none)")
     p.add_argument("--main", help="the arm the targets are about (default: the "
@@ -777,6 +823,8 @@ def main():
     if args.workloads is not None:
         conf["workloads"] = cases(args.workloads)
         conf["frontier_workloads"] = [c for c in conf["workloads"] if c[0] == "zipf"]
+    if args.frontier_workloads is not None:
+        conf["frontier_workloads"] = cases(args.frontier_workloads)
     if args.paired is not None:
         conf["paired"] = cases(args.paired)
     if args.callgrind is not None:
