@@ -1,5 +1,6 @@
 #!/bin/bash
-# usage: mkexp.sh WT MAXCOUNT  -- the use count widened to 3 bits (refcount 16 bits), capped at MAXCOUNT
+# usage: count-bits.sh WORKTREE MAXCOUNT -- in a worktree of the series, widen the
+# use count to 3 bits (reference count 16 bits: an experiment only), capped at MAXCOUNT
 set -e
 wt=$1 max=$2
 h=$wt/src/include/storage/buf_internals.h
