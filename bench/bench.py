@@ -7,8 +7,9 @@ Run by bench/bench.sh as the unprivileged user, after it has built the arms:
              --command "make bench" ARM=BINDIR [ARM=BINDIR ...]
 
 The first arm is the reference (stock).  An arm NAME@GUC=VALUE[,...] is the
-build of NAME run with those settings (the rule's frontier, zipfian
-workloads only).  Three measurements:
+build of NAME run with those settings (the rule's frontier, on the mode's
+frontier workloads only).  An arm named pristine (18.6 without the counters
+patch) is measured by callgrind only.  Three measurements:
 
 1. capacity (every workload): one cluster (initdb'd by the reference arm)
    holds every data set, so every arm reads the very same pages.  For every
@@ -60,7 +61,7 @@ MODES = {
             ("seqcount1", 128), ("seqcount8", 128),
             ("seqoffset1", 128), ("seqoffset8", 128),
         ],
-        frontier_workloads=[("zipf", 128)],
+        frontier_workloads=[("zipf", 128), ("seqcount8", 128)],
         paired=[("zipf", 128), ("zipf", 512), ("select", 512),
                 ("seqcount1", 128), ("seqcount8", 128),
                 ("seqoffset1", 128), ("seqoffset8", 128)],
@@ -106,7 +107,7 @@ def log(msg):
 
 class Arm:
     """An arm: a build, and for NAME@GUC=VALUE[,GUC=VALUE...], the same build
-    with those settings (the rule's frontier, zipfian workloads only)."""
+    with those settings (the rule's frontier, frontier workloads only)."""
 
     def __init__(self, key, bindir):
         self.key = key
@@ -123,7 +124,10 @@ class Arm:
         self.label = open(label).read().strip() if os.path.exists(label) else self.name
         if self.settings:
             self.label += ", " + ", ".join("%s = %s" % kv for kv in self.settings.items())
-        self.series = self.name != "stock"
+        self.series = self.name not in ("stock", "pristine")
+        # pristine 18.6 (no counters patch) is measured by callgrind only:
+        # it has none of the counters the capacity runs read
+        self.cost_only = self.name == "pristine"
 
     def bin(self, prog):
         return os.path.join(self.bindir, prog)
@@ -639,8 +643,8 @@ def capacity(args, arms, cluster):
     plan = []
     for run in range(1, conf["runs"] + 1):
         for wl, pool in conf["workloads"]:
-            these = [a for a in arms if not a.frontier or
-                     (wl, pool) in conf["frontier_workloads"]]
+            these = [a for a in arms if not a.cost_only and
+                     (not a.frontier or (wl, pool) in conf["frontier_workloads"])]
             random.Random(run * 7919 + pool).shuffle(these)
             plan += [(run, wl, pool, a) for a in these]
     rows = []

@@ -6,9 +6,11 @@
 # Builds the arms as release builds with the same options, in their own
 # build directories (build/bench/<arm>): stock 18.6 with the measurement-only
 # patch bench/stock-counters.patch; the series up to each patch listed in
-# BENCH_ARMS (default: "0007 0009", the replacement rule, and with it the
-# per-partition clock-sweeps and their balancer; the quick mode builds the
-# last one only); in full mode, the arms of BENCH_EXTRA_ARMS, NAME=REV:N,
+# BENCH_ARMS (default: the last patch, the whole series; "0007 0009" compares
+# the per-partition clock-sweeps and their balancer with the single hand of
+# 0007; the quick mode builds the last one only); in full mode, pristine
+# 18.6 for the cost measurements (no counters patch: its instructions per
+# query are what the series' cost is judged against); in full mode, the arms of BENCH_EXTRA_ARMS, NAME=REV:N,
 # the first N patches of patches/ as of revision REV of this repository
 # (e.g. the series' previous replacement rule, "v1-0008=5d82d03:8"); and in
 # full mode the last BENCH_ARMS arm again with each setting of
@@ -37,17 +39,6 @@ case "${1:-}" in
 	*) die "unknown option '$1'" "usage: bench/bench.sh [--quick]" ;;
 esac
 
-SERIES_ARMS=(${BENCH_ARMS:-0007 0009})
-if [ "$mode" = full ]; then
-	ARMS=(stock "${SERIES_ARMS[@]}")
-	EXTRA=(${BENCH_EXTRA_ARMS-})
-	FRONTIER=(${BENCH_FRONTIER-})
-else
-	# a smoke run: stock and the last arm only, to keep CI short
-	ARMS=(stock "${SERIES_ARMS[-1]}")
-	EXTRA=()
-	FRONTIER=()
-fi
 BB=$BUILD/bench
 WT=$BB/src
 if [ "$mode" = full ]; then
@@ -86,6 +77,18 @@ if ! git -C "$WT" rev-parse --git-dir >/dev/null 2>&1; then
 fi
 mapfile -t commits < <(git -C "$SRC" rev-list --reverse "$root"..HEAD)
 
+SERIES_ARMS=(${BENCH_ARMS:-$(printf %04d ${#commits[@]})})
+if [ "$mode" = full ]; then
+	ARMS=(stock pristine "${SERIES_ARMS[@]}")
+	EXTRA=(${BENCH_EXTRA_ARMS-})
+	FRONTIER=(${BENCH_FRONTIER-clock_sweep_max_advances=1000000})
+else
+	# a smoke run: stock and the last arm only, to keep CI short
+	ARMS=(stock "${SERIES_ARMS[-1]}")
+	EXTRA=()
+	FRONTIER=()
+fi
+
 bindirs=()
 build_arm() {
 	local arm=$1 label=$2 dir=$BB/$ARM_PREFIX$1
@@ -110,6 +113,9 @@ for arm in "${ARMS[@]}"; do
 		git -C "$WT" apply "$TOP/bench/stock-counters.patch" ||
 			die "bench/stock-counters.patch does not apply to stock $PG_UPSTREAM_VERSION"
 		label="stock $PG_UPSTREAM_VERSION + bench/stock-counters.patch"
+	elif [ "$arm" = pristine ]; then
+		git -C "$WT" checkout -q --detach "$root"
+		label="pristine $PG_UPSTREAM_VERSION"
 	else
 		n=$((10#$arm))
 		[ "$n" -ge 1 ] && [ "$n" -le ${#commits[@]} ] ||
