@@ -12,7 +12,7 @@ help:
 	@echo "make check-world   every test of the tree, PostgreSQL's own included (not in CI)"
 	@echo "make vm-check      only the NUMA tests in QEMU guests (2, 3, 4 nodes, huge pages)"
 	@echo "make vm-lopsided   misses of a load on one node of a 2-node guest, with and without"
-	@echo "                   the locality patches (needs make bench's 0009 arm; not in CI)"
+	@echo "                   the locality patches (needs make bench's 0009 arm, BENCH_ARMS=\"0009 0012\"; not in CI)"
 	@echo "make check-series  build and smoke-test every prefix of the series"
 	@echo "make check-variants  build without libnuma and with EXEC_BACKEND, run the NUMA suites"
 	@echo "make abi-check     compare the ABI of postgres with stock 18.6 (abidiff)"
