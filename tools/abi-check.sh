@@ -10,9 +10,11 @@
 # ones the series intends are in tools/abi-expected.txt (see README.md), and
 # anything else fails the check.
 #
-# Both binaries are built the same way (debugoptimized, no cassert, as
-# distributions ship them) from one worktree of build/src (build/abi/src),
-# only the backend, so that ccache serves the second build.
+# Both are built the same way, without cassert as distributions ship them but
+# without optimization (-O0 -g: the layouts and signatures are the same as in
+# an optimized build, the DWARF is complete, and it compiles in a fraction of
+# the time), from one worktree of build/src (build/abi/src), only what goes
+# into the postgres binary and only the objects compared.
 #
 # abidw 2.2 (Debian 12) cannot be run on the whole binary: in C it keeps one
 # of the several DWARF entries a function has (its declarations in the units
@@ -20,10 +22,13 @@
 # ELF symbol, so a third of the exported functions, StrategyGetBuffer among
 # them, are left out and their changes go unseen.  So the check compares the
 # object files instead, each with the one in the other build: every object
-# that depends (by ninja's dependency records) on a file the series changes.
-# An object depends on the headers whose types it sees, so a changed layout
-# shows in each of them.  The exported symbols of the two binaries are
-# compared as well (nm), for what no object shows: a function that is gone.
+# of the postgres binary (the backend and the server's libpgport and
+# libpgcommon) that depends, by ninja's dependency records of the series'
+# build, on a file the series changes.  An object depends on the headers
+# whose types it sees, so a changed layout shows in each of them.  The global
+# symbols those objects define are compared as well (nm), for what abidiff
+# does not show: a function that is gone, or moved to another file; the
+# other objects are the same source in both builds.
 #
 # Usage: abi-check.sh            compare HEAD of build/src with its root commit
 #        ABI_COMMIT=C abi-check.sh   compare commit C of build/src instead
@@ -34,16 +39,13 @@ ABI=$BUILD/abi
 WT=$ABI/src
 EXPECTED=$TOP/tools/abi-expected.txt
 MESON_ABI_OPTS=(
-	--buildtype=debugoptimized -Dcassert=false
+	--buildtype=debug -Dcassert=false
 	-Dlibnuma=enabled -Dliburing=enabled -Dtap_tests=disabled -Ddocs=disabled
 	-Dplperl=disabled -Dplpython=disabled -Dpltcl=disabled
 	-Dnls=disabled -Dllvm=disabled
-	# libabigail 2.2 cannot tie a function whose code gcc splits into hot
-	# and cold parts (DW_AT_ranges, no DW_AT_low_pc) to its ELF symbol, and
-	# leaves it out of the ABI: a third of the exported functions,
-	# StrategyGetBuffer among them.  Not splitting changes no ABI.
-	-Dc_args=-fno-reorder-blocks-and-partition
 )
+# the static libraries the postgres binary is linked from
+POSTGRES_LIBS=(src/backend/postgres_lib.a src/port/libpgport_srv.a src/common/libpgcommon_srv.a)
 
 ensure_packages "${DEB_PACKAGES[@]}" abigail-tools
 "$TOP/tools/tree.sh"
@@ -58,10 +60,10 @@ if ! git -C "$WT" rev-parse --git-dir >/dev/null 2>&1; then
 fi
 ensure_user_dirs "$ABI/stock" "$ABI/series" "$CCACHE_DIR" "$BUILD/home"
 
-# Builds the postgres binary of commit $2 in build/abi/$1.
-build_postgres() {
+# Configures build/abi/$1 and checks out commit $2 in the worktree.
+setup_build() {
 	local name=$1 commit=$2 bld=$ABI/$1
-	step "ABI: building postgres of $name ($(git -C "$SRC" log -1 --format=%s "$commit"))"
+	step "ABI: building $name ($(git -C "$SRC" log -1 --format=%s "$commit"))"
 	git -C "$WT" checkout -q --detach -f "$commit"
 	if [ ! -f "$bld/build.ninja" ] || [ "$(cat "$bld/.pgnuma-abi-options" 2>/dev/null)" != "${MESON_ABI_OPTS[*]}" ]; then
 		rm -rf "$bld"
@@ -70,23 +72,46 @@ build_postgres() {
 			{ tail -n 20 "$ABI/$name.setup.log" >&2; die "meson setup failed for $name"; }
 		echo "${MESON_ABI_OPTS[*]}" | as_user tee "$bld/.pgnuma-abi-options" >/dev/null
 	fi
-	run_ninja "building $name" "$ABI/$name.ninja.log" -C "$bld" src/backend/postgres ||
+}
+
+# Builds targets $2... in build/abi/$1.
+build_targets() {
+	local name=$1
+	shift
+	run_ninja "building $name" "$ABI/$name.ninja.log" -C "$ABI/$name" "$@" ||
 		{ grep -E -A5 'error|FAILED' "$ABI/$name.ninja.log" | head -n 40 >&2; die "$name does not build"; }
 }
 
-build_postgres stock "$root"
-build_postgres series "$head"
+# The series first, all of the postgres binary's objects (not linked), for
+# ninja's record of what each depends on.
+setup_build series "$head"
+build_targets series "${POSTGRES_LIBS[@]}"
 
-# The objects of postgres that depend on a file the series changes.
+# Its objects that depend on a file the series changes.  A source file the
+# series deletes would have no object here; it deletes none, and the check
+# says so if that changes rather than miss what went with it.
+deleted=$(git -C "$SRC" diff --name-only --diff-filter=D "$root" "$head" -- 'src/backend/*.c' 'src/port/*.c' 'src/common/*.c')
+[ -z "$deleted" ] || die "the series deletes source files of postgres, which this check does not compare: $deleted"
 mapfile -t changed < <(git -C "$SRC" diff --name-only "$root" "$head" | sed 's|^|../src/|')
+lib_objects='^src/(backend/postgres_lib|port/libpgport_srv|common/libpgcommon_srv)\.a\.p/'
 mapfile -t objects < <(
 	as_user ninja -C "$ABI/series" -t deps |
-		awk -v files="$(printf '%s\n' "${changed[@]}")" '
+		awk -v files="$(printf '%s\n' "${changed[@]}")" -v libs="$lib_objects" '
 			BEGIN { n = split(files, f, "\n"); for (i = 1; i <= n; i++) if (f[i] != "") want[f[i]] = 1 }
 			/^[^ ]/ { obj = $1; sub(/:$/, "", obj); next }
-			/^    / { d = $1; if ((d in want) && obj ~ /^src\/backend\/postgres_lib\.a\.p\//) print obj }' |
+			/^    / { d = $1; if ((d in want) && obj ~ libs) print obj }' |
 		sort -u
 )
+[ ${#objects[@]} -gt 0 ] || die "no object of postgres depends on the series' changes (ninja -t deps of build/abi/series is empty?)"
+
+# Stock: the same objects, where stock has them, and nothing else.
+setup_build stock "$root"
+mapfile -t stock_objects < <(
+	as_user ninja -C "$ABI/stock" -t targets all | sed -n 's/^\([^:]*\.o\): .*/\1/p' | grep -E "$lib_objects" |
+		grep -xF -f <(printf '%s\n' "${objects[@]}") || true
+)
+build_targets stock "${stock_objects[@]}"
+
 step "ABI: abidiff of ${#objects[@]} objects that depend on files the series changes"
 report=$ABI/abidiff.txt
 : >"$report"
@@ -113,9 +138,14 @@ for obj in "${objects[@]}"; do
 done
 progress_done
 
-# Exported symbols of the two binaries ("-" gone, "+" new).
-diff <(nm -D --defined-only "$ABI/stock/src/backend/postgres" | awk '{print $3}' | sort -u) \
-	<(nm -D --defined-only "$ABI/series/src/backend/postgres" | awk '{print $3}' | sort -u) |
+# Global symbols defined by the compared objects ("-" gone, "+" new).
+global_symbols() {
+	local bld=$1
+	shift
+	(cd "$bld" && for o in "$@"; do [ -f "$o" ] && echo "$o"; done | xargs -r nm -g --defined-only) |
+		awk 'NF == 3 { print $3 }' | sort -u
+}
+diff <(global_symbols "$ABI/stock" "${stock_objects[@]}") <(global_symbols "$ABI/series" "${objects[@]}") |
 	sed -n 's/^< /-/p; s/^> /+/p' >"$ABI/symbols.diff" || true
 info "full report: ${report#$TOP/}, exported symbols: ${ABI#$TOP/}/symbols.diff"
 

@@ -51,7 +51,11 @@ MESON_DEV_OPTS=(--buildtype=debugoptimized -Dcassert=true -Dinjection_points=tru
 declare -A VARIANT_OPTS
 _variant_base=("${MESON_DEV_OPTS[@]/-Ddocs=enabled/-Ddocs=disabled}")
 VARIANT_OPTS[nonuma]="${_variant_base[*]/-Dlibnuma=enabled/-Dlibnuma=disabled}"
-VARIANT_OPTS[exec_backend]="${_variant_base[*]} -Dc_args=-DEXEC_BACKEND"
+# EXEC_BACKEND changes postgres.h, so ccache serves nothing of another build;
+# built without optimization, it compiles in half the time, and what it tests
+# (re-attaching shared memory, placement in child processes) does not depend
+# on the optimizer.
+VARIANT_OPTS[exec_backend]="${_variant_base[*]/--buildtype=debugoptimized/--buildtype=debug} -Dc_args=-DEXEC_BACKEND"
 
 # Builds and installs variant $1.
 build_variant() {
@@ -75,8 +79,20 @@ SAFE_PATH=/usr/lib/ccache:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin
 export PATH=$SAFE_PATH:$PATH
 
 # ccache: relative paths and no working-directory hashing, so that the
-# builds of check-series (another directory) hit the development build's cache.
-export CCACHE_DIR=${CCACHE_DIR:-$BUILD/ccache}
+# builds of check-series (another directory) hit the development build's
+# cache, and so do those of another checkout.  The cache is kept outside the
+# checkout, as PostgreSQL's CI and buildfarm animals keep theirs between runs:
+# a fresh clone (CI) compiles only what changed since the last build on the
+# machine.  An object is found by a hash of its source, the headers it
+# includes and its compiler options, so an old cache cannot change what is
+# built, only how fast.  CCACHE_DIR chooses another place.
+if [ "$(id -u)" = 0 ]; then
+	_ccache_default=/var/cache/numa-buffers/ccache
+else
+	_ccache_default=${XDG_CACHE_HOME:-$HOME/.cache}/numa-buffers/ccache
+fi
+export CCACHE_DIR=${CCACHE_DIR:-$_ccache_default}
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 export CCACHE_BASEDIR=$BUILD
 export CCACHE_NOHASHDIR=true
 
@@ -103,7 +119,7 @@ is_root() { [ "$(id -u)" = 0 ]; }
 as_user() {
 	if is_root; then
 		runuser -u "$PGUSER_LOCAL" -- env PATH="$SAFE_PATH" HOME="$BUILD/home" \
-			CCACHE_DIR="$CCACHE_DIR" CCACHE_BASEDIR="$CCACHE_BASEDIR" \
+			CCACHE_DIR="$CCACHE_DIR" CCACHE_MAXSIZE="$CCACHE_MAXSIZE" CCACHE_BASEDIR="$CCACHE_BASEDIR" \
 			CCACHE_NOHASHDIR="$CCACHE_NOHASHDIR" "$@"
 	else
 		"$@"
