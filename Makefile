@@ -2,7 +2,7 @@
 # tools/; see README.md for what each target does.
 SHELL := /bin/bash
 
-.PHONY: demo check check-core check-world check-series check-variants vm-check vm-lopsided abi-check bench bench-quick tree export build help
+.PHONY: demo check check-core check-world check-series check-variants vm-check vm-lopsided vm-locality abi-check bench bench-quick tree export build help
 
 help:
 	@echo "make demo          build the series and show it working on a small cluster"
@@ -13,6 +13,9 @@ help:
 	@echo "make vm-check      only the NUMA tests in QEMU guests (2, 3, 4 nodes, huge pages)"
 	@echo "make vm-lopsided   misses of a load on one node of a 2-node guest, with and without"
 	@echo "                   the locality patches (needs make bench's 0009 arm, BENCH_ARMS=\"0009 0012\"; not in CI)"
+	@echo "make vm-locality   where a server's memory accesses go, by (CPU node, memory node): stock"
+	@echo "                   18.6 and the series in 2- and 4-node guests (about an hour, not in CI;"
+	@echo "                   make vm-check runs a smoke of it): vm/results/locality.md"
 	@echo "make check-series  build and smoke-test every prefix of the series"
 	@echo "make check-variants  build without libnuma and with EXEC_BACKEND, run the NUMA suites"
 	@echo "make abi-check     compare the ABI of postgres with stock 18.6 (abidiff)"
@@ -40,6 +43,9 @@ vm-check:
 
 vm-lopsided:
 	@tools/vm-lopsided.sh $(TRANSACTIONS)
+
+vm-locality:
+	@vm/locality.sh $(NODES)
 
 check-series:
 	@tools/check-series.sh

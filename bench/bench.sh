@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/bench.sh: benchmark the series against stock PostgreSQL 18.6.
 #
-# Usage: bench/bench.sh [--quick]      (make bench, make bench-quick)
+# Usage: bench/bench.sh [--quick | --build-only]   (make bench, make bench-quick)
 #
 # Builds the arms as release builds with the same options, in their own
 # build directories (build/bench/<arm>): stock 18.6 with the measurement-only
@@ -25,6 +25,9 @@
 #          optimization (build/bench/quick-stock), and the whole series is
 #          the development build (build/install; other arms are built
 #          unoptimized too).
+# --build-only: the full mode's release builds of the arms in BENCH_ARMS
+# (stock, pristine and series prefixes by number) and nothing else (for
+# vm/locality.sh, which measures those builds in guests).
 # BENCH_ARGS passes options to bench.py (e.g. "--runs 1 --workloads
 # zipf:128 --paired= --callgrind=hit" for a part of the measurements; see
 # bench.py --help), BENCH_OUT another directory for the results.
@@ -33,10 +36,12 @@
 . "$(dirname "$0")/../tools/lib.sh"
 
 mode=full
+build_only=no
 case "${1:-}" in
 	--quick) mode=quick ;;
+	--build-only) build_only=yes ;;
 	"") ;;
-	*) die "unknown option '$1'" "usage: bench/bench.sh [--quick]" ;;
+	*) die "unknown option '$1'" "usage: bench/bench.sh [--quick | --build-only]" ;;
 esac
 
 BB=$BUILD/bench
@@ -78,7 +83,11 @@ fi
 mapfile -t commits < <(git -C "$SRC" rev-list --reverse "$root"..HEAD)
 
 SERIES_ARMS=(${BENCH_ARMS:-$(printf %04d ${#commits[@]})})
-if [ "$mode" = full ]; then
+if [ $build_only = yes ]; then
+	ARMS=("${SERIES_ARMS[@]}")
+	EXTRA=()
+	FRONTIER=()
+elif [ "$mode" = full ]; then
 	ARMS=(stock pristine "${SERIES_ARMS[@]}")
 	EXTRA=(${BENCH_EXTRA_ARMS-})
 	FRONTIER=(${BENCH_FRONTIER-clock_sweep_max_advances=1000000})
@@ -148,6 +157,10 @@ for spec in "${EXTRA[@]}"; do
 done
 git -C "$WT" reset -q --hard
 git -C "$WT" clean -qfd
+if [ $build_only = yes ]; then
+	step "built: ${bindirs[*]}"
+	exit 0
+fi
 
 # The rule's frontier: the last series arm again with other settings, on the
 # zipfian workloads (full mode only).

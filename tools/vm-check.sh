@@ -5,10 +5,12 @@
 # page counts and errors are real.
 #
 # Usage: vm-check.sh [TOPOLOGY...]   (default: all; see the list below)
-# After the topologies, unless TOPOLOGYs are named and "numamem" is not one
-# of them: the self-test of the memory access counter (vm/numamem/selftest,
-# two short guests of its own, about 30 s; a loud skip, not a failure, where
-# its plugin cannot be built).
+# After the topologies, unless TOPOLOGYs are named and "numamem" or
+# "locality" is not one of them: the self-test of the memory access counter
+# (vm/numamem/selftest, two short guests of its own, about 30 s) and a smoke
+# run of the locality measurement (vm/locality.sh --smoke, one guest, about
+# 3 minutes); each a loud skip, not a failure, where the counter cannot be
+# built.
 # Exit status 0 if everything passed; 1 if something failed; 77 if the VM
 # cannot be run here (no QEMU or guest kernel), which callers must report as
 # a skip, never as a pass.
@@ -190,38 +192,48 @@ for topology in "${TOPOLOGIES[@]}"; do
 	fi
 done
 
-# The memory access counter of the software NUMA machine, checked in guests
-# of its own (vm/numamem/selftest).  It exits 77 where its plugin cannot be
-# built (no QEMU source package to take the plugin header from): a skip,
-# said loudly, as for the VM as a whole.
-numamem_note=
-if wanted numamem; then
-	step "VM numamem: the memory access counter's self-test (vm/numamem/selftest)"
-	start=$(date +%s)
+# The tools of the software NUMA machine, checked in guests of their own:
+# the memory access counter's self-test, and a smoke run of the locality
+# measurement built on it (make vm-locality: that it works, no claims).  They
+# exit 77 where the counter cannot be built (no QEMU source package to take
+# the plugin header from): a skip, said loudly, as for the VM as a whole.
+tool_notes=
+# run_tool NAME WHAT COMMAND...
+run_tool() {
+	local name=$1 what=$2 rc took
+	shift 2
+	wanted "$name" || return 0
+	step "VM $name: $what"
+	local t0
+	t0=$(date +%s)
 	set +e
-	NUMAMEM_BUILD=$BUILD/numamem "$TOP/vm/numamem/selftest" 2>&1 | tee "$results/numamem.log" | sed 's/^/    /'
+	"$@" 2>&1 | tee "$results/$name.log" | sed 's/^/    /'
 	rc=${PIPESTATUS[0]}
 	set -e
-	took=$(fmt_duration $(($(date +%s) - start)))
+	took=$(fmt_duration $(($(date +%s) - t0)))
 	case $rc in
 	0)
-		info "VM numamem: passed ($took)"
-		numamem_note="; numamem self-test passed ($took)"
+		info "VM $name: passed ($took)"
+		tool_notes+="; $name passed ($took)"
 		;;
 	77)
-		warn "VM numamem: SKIPPED: $(tail -n 1 "$results/numamem.log")"
-		numamem_note="; numamem self-test SKIPPED (its plugin cannot be built here)"
+		warn "VM $name: SKIPPED: $(tail -n 1 "$results/$name.log")"
+		tool_notes+="; $name SKIPPED (the access counter cannot be built here)"
 		;;
 	*)
-		info "VM numamem: FAILED (exit status $rc, after $took; log: ${results#"$TOP"/}/numamem.log)"
-		failed+=(numamem)
+		info "VM $name: FAILED (exit status $rc, after $took; log: ${results#"$TOP"/}/$name.log)"
+		failed+=("$name")
 		;;
 	esac
-fi
+}
+run_tool numamem "the memory access counter's self-test (vm/numamem/selftest)" \
+	env NUMAMEM_BUILD="$BUILD/numamem" "$TOP/vm/numamem/selftest"
+run_tool locality "a smoke run of the locality measurement (vm/locality.sh --smoke)" \
+	"$TOP/vm/locality.sh" --smoke
 
 elapsed=$(fmt_duration $(($(date +%s) - start_all)))
 if [ ${#failed[@]} -gt 0 ]; then
-	echo "vm-check: ${#passed[@]} topologies passed, ${#failed[@]} failed (${failed[*]})${numamem_note} (${elapsed})"
+	echo "vm-check: ${#passed[@]} topologies passed, ${#failed[@]} failed (${failed[*]})${tool_notes} (${elapsed})"
 	exit 1
 fi
-echo "vm-check: ${#passed[@]} topologies passed (${passed[*]})${numamem_note} (${elapsed})"
+echo "vm-check: ${#passed[@]} topologies passed (${passed[*]})${tool_notes} (${elapsed})"

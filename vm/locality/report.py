@@ -1,0 +1,377 @@
+#!/usr/bin/python3
+"""vm/locality/report.py: the report of vm/locality.sh.
+
+Reads the run directories of vm/locality.sh (the numamem plugin's
+counts.tsv, the guest's counters, placement and session files) and writes
+a markdown report with a summary per guest, the issue's targets checked
+against the figures, and the (CPU node x memory node) matrices of every
+window, plus a plot beside the report (PNG; skipped without matplotlib).
+
+Every figure is derived from the raw files named in the report, so that it
+can be redone by hand.  Exit status 1 when a run is not usable (a window
+with no accesses to the buffer blocks, areas that do not add up): the smoke
+run in CI relies on that.
+"""
+
+import argparse
+import collections
+import os
+import re
+import sys
+
+AREAS = ("blocks", "descs", "meta", "main")
+WINDOWS = ("fill", "affine", "uniform", "seqscan", "writemix")
+
+
+class Run:
+    """One guest: one configuration on one topology."""
+
+    def __init__(self, path):
+        self.path = path
+        m = re.match(r"n(\d+)-(.*)$", os.path.basename(path.rstrip("/")))
+        if not m:
+            raise SystemExit(f"report.py: {path}: not a run directory (nN-CONFIG)")
+        self.nodes = int(m.group(1))
+        self.config = m.group(2)
+        self.bin = read_text(path, "bin").strip()
+        self.wall = read_text(path, "wall").strip()
+        self.params = dict(line.split() for line in read_text(path, "params").splitlines())
+        # counts[window][(area, kind, cpu, mem)] = count
+        self.counts = collections.defaultdict(collections.Counter)
+        self.window_notes = {}
+        names = {}
+        with open(os.path.join(path, "counts.tsv")) as f:
+            for line in f:
+                line = line.rstrip("\n")
+                if line.startswith("#") or line.startswith("window\t") or not line:
+                    continue
+                win, name, area, kind, cpu, mem, count = line.split("\t")
+                names[win] = name
+                self.counts[name][(area, kind, int(cpu), mem)] += int(count)
+        self.windows = [w for w in WINDOWS if w in self.counts]
+        self.timing = {}
+        for line in read_text(path, "timing").splitlines():
+            w, s = line.split()
+            self.timing[w] = float(s)
+        self.sessions = collections.defaultdict(list)
+        for line in read_text(path, "sessions").splitlines():
+            w, k, pid = line.split()
+            self.sessions[w].append(int(k))
+        self.relations = {}
+        for line in read_text(path, "relations").splitlines():
+            rel, pages = line.split("|") if "|" in line else line.split()
+            self.relations[rel] = int(pages)
+
+    def matrix(self, window, areas, kinds):
+        """{(cpu, mem): count} over node RAM only."""
+        m = collections.Counter()
+        for (area, kind, cpu, mem), c in self.counts[window].items():
+            if area in areas and kind in kinds and mem.isdigit():
+                m[(cpu, int(mem))] += c
+        return m
+
+    def counters(self, window):
+        """Deltas of the series' partition counters and of pg_stat_database."""
+        def load(which):
+            parts, db = {}, None
+            for line in read_text(self.path, f"{window}.{which}").splitlines():
+                f = line.split()
+                if f[0] == "partition":
+                    parts[int(f[1])] = tuple(int(x) for x in f[2:6])
+                elif f[0] == "db":
+                    db = (int(f[1]), int(f[2]))
+            return parts, db
+        (pb, db_b), (pa, db_a) = load("before"), load("after")
+        local = sum(pa[p][2] - pb[p][2] for p in pa)
+        remote = sum(pa[p][3] - pb[p][3] for p in pa)
+        allocs = sum(pa[p][1] - pb[p][1] for p in pa)
+        return {
+            "served_locally": local if pa else None,
+            "served_remotely": remote if pa else None,
+            "allocations": allocs if pa else None,
+            "reads": db_a[0] - db_b[0],
+            "hits": db_a[1] - db_b[1],
+        }
+
+    def placement(self, window):
+        """{relation: {node: 4 kB pages}} after the window."""
+        p = collections.defaultdict(collections.Counter)
+        for line in read_text(self.path, f"{window}.placement").splitlines():
+            rel, node, pages = line.split()
+            p[rel][node] += int(pages)
+        return p
+
+
+def read_text(path, name):
+    with open(os.path.join(path, name)) as f:
+        return f.read()
+
+
+def local_share(m):
+    total = sum(m.values())
+    if total == 0:
+        return None
+    return 100.0 * sum(c for (cpu, mem), c in m.items() if cpu == mem) / total
+
+
+def per_node(m, nodes):
+    total = sum(m.values())
+    if total == 0:
+        return None
+    return [100.0 * sum(c for (cpu, mem), c in m.items() if mem == k) / total
+            for k in range(nodes)]
+
+
+def fmt(x, digits=1):
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def fill_share(run, window):
+    """Share of the fill's pages (t_k and its index) on node k."""
+    pl = run.placement(window)
+    on, total = 0, 0
+    for rel, nodes in pl.items():
+        m = re.match(r"t_(\d+)(_pkey)?$", rel)
+        if not m:
+            continue
+        k = m.group(1)
+        on += nodes.get(k, 0)
+        total += sum(v for n, v in nodes.items() if n.isdigit())
+    return (100.0 * on / total if total else None), total
+
+
+BYTES = ("load_bytes", "store_bytes")
+DRAM = ("fill", "writeback")
+
+
+def summary_rows(run, window):
+    sb = run.matrix(window, ("blocks", "descs"), BYTES)
+    row = {
+        "sb_local": local_share(sb),
+        "sb_nodes": per_node(sb, run.nodes),
+        "blocks_local": local_share(run.matrix(window, ("blocks",), BYTES)),
+        "descs_local": local_share(run.matrix(window, ("descs",), BYTES)),
+        "meta_local": local_share(run.matrix(window, ("meta",), BYTES)),
+        "sb_dram_local": local_share(run.matrix(window, ("blocks", "descs"), DRAM)),
+        "sb_bytes": sum(sb.values()),
+        "meta_bytes": sum(run.matrix(window, ("meta",), BYTES).values()),
+    }
+    c = run.counters(window)
+    row.update(c)
+    if c["served_locally"] is not None and c["served_locally"] + c["served_remotely"] > 0:
+        row["view_local"] = 100.0 * c["served_locally"] / (c["served_locally"] + c["served_remotely"])
+    else:
+        row["view_local"] = None
+    return row
+
+
+def check(runs):
+    """Sanity of the raw counts: what the CI smoke run relies on."""
+    problems = []
+    for r in runs:
+        if not r.windows:
+            problems.append(f"{r.path}: no counting window in counts.tsv")
+        for w in r.windows:
+            blocks = sum(r.matrix(w, ("blocks",), BYTES).values())
+            if blocks == 0:
+                problems.append(f"{r.path}: window {w}: no access to the buffer blocks")
+            total = sum(c for (a, k, cpu, mem), c in r.counts[w].items() if a == "all")
+            parts = sum(c for (a, k, cpu, mem), c in r.counts[w].items() if a != "all")
+            # the plugin's windows are differences of per-vCPU counters read
+            # while the other vCPUs run: an access at the boundary may be in
+            # "all" and not yet in its area
+            if abs(total - parts) > 64:
+                problems.append(f"{r.path}: window {w}: areas add up to {parts}, not {total}")
+            expect = r.nodes * int(r.params["sessions"])
+            if len(r.sessions[w]) != expect and w != "uniform":
+                problems.append(f"{r.path}: window {w}: {len(r.sessions[w])} sessions, not {expect}")
+    return problems
+
+
+def targets(runs, out):
+    """The issue's targets that these windows can decide, as measured."""
+    out.append("## Targets (issue 22), as measured here\n")
+    out.append("| nodes | target | figure | holds |")
+    out.append("|---:|---|---|---|")
+    for r in runs:
+        if r.config != "series-numa":
+            continue
+        n = r.nodes
+        if "affine" in r.windows:
+            s = summary_rows(r, "affine")["sb_local"]
+            out.append(f"| {n} | node-affine load on a pool filled by its own sessions: "
+                       f"shared-buffer accesses local >= 95% | {fmt(s)}% | "
+                       f"{'yes' if s is not None and s >= 95 else 'no'} |")
+        if "uniform" in r.windows:
+            s = summary_rows(r, "uniform")["sb_nodes"]
+            dev = max(abs(x - 100.0 / n) / (100.0 / n) for x in s) * 100 if s else None
+            out.append(f"| {n} | uniform load: each node's share of shared-buffer traffic "
+                       f"within 10% of 1/N | {' / '.join(fmt(x) for x in s)}% (worst {fmt(dev)}% off) | "
+                       f"{'yes' if dev is not None and dev <= 10 else 'no'} |")
+        # windows where the clock-sweep's state sees less than 64 KiB of
+        # traffic (hits only) are listed but not judged
+        metas = [(w, summary_rows(r, w)["meta_local"], summary_rows(r, w)["meta_bytes"])
+                 for w in r.windows]
+        worst = min((m for w, m, b in metas if m is not None and b >= 65536), default=None)
+        out.append(f"| {n} | clock-sweep metadata accesses >= 90% local on every load | "
+                   f"{', '.join(f'{w} {fmt(m)}%' + ('' if b >= 65536 else ' (not judged: under 64 KiB)') for w, m, b in metas)} | "
+                   f"{'yes' if worst is not None and worst >= 90 else 'no'} |")
+        if "fill" in r.windows:
+            s, pages = fill_share(r, "fill")
+            out.append(f"| {n} | after a restart, the fill's pages on the filling session's node >= 95% | "
+                       f"{fmt(s)}% of {pages} pages | {'yes' if s is not None and s >= 95 else 'no'} |")
+        diffs = []
+        for w in r.windows:
+            row = summary_rows(r, w)
+            if row["view_local"] is not None and row["blocks_local"] is not None:
+                diffs.append((w, row["view_local"] - row["blocks_local"]))
+        if diffs:
+            worst = max(abs(d) for w, d in diffs)
+            out.append(f"| {n} | the view's local share within 5 points of the blocks' access share | "
+                       f"{', '.join(f'{w} {d:+.1f}' for w, d in diffs)} | {'yes' if worst <= 5 else 'no'} |")
+    out.append("")
+
+
+def plot(runs, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    ncounts = sorted({r.nodes for r in runs})
+    fig, axes = plt.subplots(1, len(ncounts), figsize=(6 * len(ncounts), 4), squeeze=False)
+    for ax, n in zip(axes[0], ncounts):
+        rs = [r for r in runs if r.nodes == n]
+        windows = [w for w in WINDOWS if any(w in r.windows for r in rs)]
+        width = 0.8 / max(1, len(rs))
+        for i, r in enumerate(rs):
+            xs = [j + i * width for j, w in enumerate(windows) if w in r.windows]
+            ys = [summary_rows(r, w)["sb_local"] or 0 for w in windows if w in r.windows]
+            ax.bar(xs, ys, width, label=r.config)
+        ax.axhline(100.0 / n, color="grey", linestyle=":", linewidth=1)
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(windows))])
+        ax.set_xticklabels(windows)
+        ax.set_ylim(0, 100)
+        ax.set_ylabel("shared-buffer accesses local (% of bytes)")
+        ax.set_title(f"{n} nodes (dotted: 1/N)")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--llc", default="")
+    ap.add_argument("--command", default="vm/locality.sh")
+    ap.add_argument("runs", nargs="+")
+    args = ap.parse_args()
+    runs = [Run(p) for p in args.runs]
+    problems = check(runs)
+
+    out = []
+    out.append("# NUMA locality of memory accesses: stock 18.6 and the series\n")
+    out.append(f"Generated by `{args.command}` (report: `vm/locality/report.py`); do not edit by hand.")
+    out.append("Counts are from the numamem QEMU plugin (vm/README.md, \"Counting memory accesses\"):")
+    out.append("every data load and store of the guest, by the node of the vCPU and the node of the RAM,")
+    out.append("in bytes (a `rep movsb` counts per byte, so bytes, not instructions, are comparable),")
+    out.append(f"and the line fills and write-backs of a private LLC model per vCPU (llc={args.llc}: DRAM traffic).")
+    out.append("TCG guests, one vCPU per node; timing in a guest means nothing, counts and placement are real.")
+    params = {tuple(sorted(r.params.items())) for r in runs}
+    if len(params) != 1:
+        raise SystemExit("report.py: the runs were made with different parameters")
+    p = runs[0].params
+    out.append(f"shared_buffers = {p['pool_mb']}MB, huge_pages = off, io_method = sync, "
+               f"{p['sessions']} session(s) per node, {p['lookups']} point reads or updates "
+               f"per session and window, {p['scans']} scan(s) of s per session.\n")
+    out.append("Areas (virtual address ranges of the main segment, from pg_shmem_allocations): **blocks**")
+    out.append("(Buffer Blocks), **descs** (Buffer Descriptors), **meta** (the clock-sweep's own state:")
+    out.append("Buffer Strategy Status; with the series also Buffer Partitions, Clock Sweeps, Trial FIFO,")
+    out.append("Ghosts, Balance), **main** (the rest of the segment).  \"Shared buffers\" = blocks + descs.")
+    out.append("The main segment is at the postmaster's address in every backend, so these ranges hold for")
+    out.append("all of them; other processes (psql, the shell) may use the same addresses for their own")
+    out.append("memory and be counted too: they are idle in the windows, waiting for the server.")
+    out.append("\"view served locally\": the series' pg_buffercache_partitions served_locally /")
+    out.append("(served_locally + served_remotely) over the window, beside the plugin's share for blocks.\n")
+    out.append("Windows: **fill** (after a restart, node k's sessions prewarm their table t_k), **affine**")
+    out.append("(node k's sessions read t_k only), **uniform** (u prewarmed by one session on node 0, then")
+    out.append("read from every node), **seqscan** (every session scans s, 1.5x the pool), **writemix**")
+    out.append("(every session updates random rows of w, appends to h).  See vm/locality.sh.\n")
+    if problems:
+        out.append("**Problems with the raw counts:**\n")
+        out.extend(f"- {p}" for p in problems)
+        out.append("")
+
+    out.append("## Summary\n")
+    out.append("Shares are of bytes accessed in node RAM; \"per mem node\" is N0 / N1 / ...; "
+               "\"fill pages\" is the share of t_k's resident 4 kB pages on node k after the window "
+               "(pg_buffercache_numa); reads are pg_stat_database.blks_read over the window.\n")
+    for n in sorted({r.nodes for r in runs}):
+        out.append(f"### {n} nodes\n")
+        out.append("| window | configuration | shared buffers local | per mem node % | blocks local | descs local "
+                   "| meta local (KiB) | DRAM lines local | view served locally | reads | fill pages on node |")
+        out.append("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+        for w in WINDOWS:
+            for r in runs:
+                if r.nodes != n or w not in r.windows:
+                    continue
+                row = summary_rows(r, w)
+                fillp = "-"
+                if w == "fill":
+                    s, pages = fill_share(r, w)
+                    fillp = f"{fmt(s)}%"
+                nodes_s = " / ".join(fmt(x) for x in row["sb_nodes"]) if row["sb_nodes"] else "-"
+                out.append(f"| {w} | {r.config} | {fmt(row['sb_local'])}% | {nodes_s} | "
+                           f"{fmt(row['blocks_local'])}% | {fmt(row['descs_local'])}% | "
+                           f"{fmt(row['meta_local'])}% ({row['meta_bytes'] / 1024:.0f}) | {fmt(row['sb_dram_local'])}% | "
+                           f"{fmt(row['view_local'])}{'%' if row['view_local'] is not None else ''} | "
+                           f"{row['reads']} | {fillp} |")
+        out.append("")
+
+    targets(runs, out)
+
+    png = os.path.splitext(args.out)[0] + ".png"
+    if plot(runs, png):
+        out.append(f"![shared-buffer accesses local, by window and configuration]({os.path.basename(png)})\n")
+
+    out.append("## Matrices\n")
+    out.append("Per window: KiB accessed (loads + stores), rows = the vCPU's node, columns = the RAM's node.\n")
+    for r in runs:
+        out.append(f"### {r.nodes} nodes, {r.config}\n")
+        out.append(f"Build: `{r.bin}`; guest run {r.wall} s (host); raw: `{r.path}`.")
+        rels = ", ".join(f"{k} {v}" for k, v in sorted(r.relations.items()))
+        out.append(f"Relations (8 kB pages): {rels}.\n")
+        for w in r.windows:
+            out.append(f"**{w}** (guest {r.timing.get(w, 0):.1f} s)\n")
+            hdr = "| area | cpu node | " + " | ".join(f"N{k}" for k in range(r.nodes)) + " |"
+            out.append(hdr)
+            out.append("|---|---:|" + "---:|" * r.nodes)
+            for area in AREAS:
+                m = r.matrix(w, (area,), BYTES)
+                if not m:
+                    continue
+                for cpu in range(r.nodes):
+                    cells = " | ".join(f"{m[(cpu, k)] / 1024:.0f}" for k in range(r.nodes))
+                    out.append(f"| {area} | {cpu} | {cells} |")
+            pl = r.placement(w)
+            if pl:
+                out.append("")
+                out.append("Resident pages by node after the window: " + "; ".join(
+                    f"{rel} " + " ".join(f"N{k}={v}" for k, v in sorted(nodes.items()))
+                    for rel, nodes in sorted(pl.items())) + ".")
+            out.append("")
+
+    with open(args.out + ".tmp", "w") as f:
+        f.write("\n".join(out) + "\n")
+    os.replace(args.out + ".tmp", args.out)
+    if problems:
+        for p in problems:
+            print(f"report.py: {p}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
