@@ -14,7 +14,7 @@ help:
 	@echo "make vm-lopsided   misses of a load on one node of a 2-node guest, with and without"
 	@echo "                   the locality patches (needs make bench's 0009 arm, BENCH_ARMS=\"0009 0012\"; not in CI)"
 	@echo "make vm-locality   where a server's memory accesses go, by (CPU node, memory node): stock"
-	@echo "                   18.6 and the series in 2- and 4-node guests (about an hour, not in CI;"
+	@echo "                   18.6 and the series in 2- and 4-node guests (8 guests of 2-4 min, not in CI;"
 	@echo "                   make vm-check runs a smoke of it): vm/results/locality.md"
 	@echo "make check-series  build and smoke-test every prefix of the series"
 	@echo "make check-variants  build without libnuma and with EXEC_BACKEND, run the NUMA suites"

@@ -86,7 +86,10 @@ rc=0
 need_stock=no
 for c in "${CONFIGS[@]}"; do [[ $c != stock* ]] || need_stock=yes; done
 if [ $smoke = yes ]; then
-	[ -x "$series_bin/postgres" ] || "$TOP/tools/build.sh"
+	# current with build/src (a no-op if it is): a stale build/install
+	# would measure the series as it was
+	"$TOP/tools/build.sh" >"$OUT/build.log" 2>&1 ||
+		die "the development build failed" "see $OUT/build.log"
 else
 	arms=()
 	[ $need_stock = no ] || [ -x "$stock_bin/postgres" ] || [ -n "${LOC_STOCK_BIN:-}" ] || arms+=(pristine)

@@ -167,7 +167,8 @@ counters() {
 # session_sql WINDOW NODE SESSION SLOT SLOTS: the SQL of one session of a
 # window (SLOT: its number among the window's SLOTS sessions, from 0)
 session_sql() {
-	local w=$1 k=$2 i=$3 slot=$4 slots=$5 seed=$((1000 * $2 + $3))
+	local w=$1 k=$2 i=$3 slot=$4 slots=$5 seed
+	seed=$(printf '0.%03d%03d' "$k" "$i")
 	case $w in
 		fill)
 			echo "SELECT pg_prewarm('t_$k'), pg_prewarm('t_${k}_pkey');" ;;
@@ -176,14 +177,14 @@ session_sql() {
 		affine | uniform)
 			local tab=u n=$u_rows
 			[ "$w" = uniform ] || tab=t_$k n=$t_rows
-			echo "SELECT setseed(0.$seed);"
+			echo "SELECT setseed($seed);"
 			# the key in a variable: random() in the WHERE clause would be
 			# evaluated per row, a sequential scan
 			echo "DO \$\$ DECLARE a int; BEGIN FOR i IN 1..$LOOKUPS LOOP a := 1 + floor(random() * $n)::int; PERFORM pad FROM $tab WHERE id = a; END LOOP; END \$\$;" ;;
 		seqscan)
 			for _ in $(seq "$SCANS"); do echo "SELECT count(*) FROM s WHERE pad IS NOT NULL;"; done ;;
 		writemix)
-			echo "SELECT setseed(0.$seed);"
+			echo "SELECT setseed($seed);"
 			# each session its own rows (w's ids = SLOT modulo SLOTS), so that
 			# transactions of 100 updates never deadlock
 			echo "DO \$\$ DECLARE a int; BEGIN FOR i IN 1..$LOOKUPS LOOP a := 1 + $slot + $slots * floor(random() * ($w_rows / $slots))::int; UPDATE w SET v = v + 1 WHERE id = a; INSERT INTO h VALUES (a, i, now()); IF i % 100 = 0 THEN COMMIT; END IF; END LOOP; END \$\$;" ;;
@@ -205,6 +206,9 @@ run_sessions() {
 			{
 				echo "SELECT pg_backend_pid() \\g $f.pid"
 				echo "\\! while [ ! -e $go ]; do sleep 0.02; done"
+				# the series looks which node a backend runs on every 64
+				# allocations: look now, after the move (the assign hook)
+				[[ $config != series-* ]] || echo "SET debug_numa_node = -1;"
 				session_sql "$w" "$k" "$i" "$slot" "$slots"
 			} >"$f.sql"
 			slot=$((slot + 1))
