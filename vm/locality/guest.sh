@@ -159,7 +159,7 @@ echo "# main segment 0x$(printf %x "$main_lo")-0x$(printf %x "$main_hi") of post
 
 counters() {
 	if [[ $config == series-* ]]; then
-		psql -At -F ' ' -c "SELECT 'partition', partition, numa_node, allocations, served_locally, served_remotely FROM pg_buffercache_partitions ORDER BY partition"
+		psql -At -F ' ' -c "SELECT 'partition', partition, coalesce(numa_node, -1), allocations, served_locally, served_remotely FROM pg_buffercache_partitions ORDER BY partition"
 	fi
 	psql -At -F ' ' -c "SELECT 'db', blks_read, blks_hit FROM pg_stat_database WHERE datname = current_database()"
 }

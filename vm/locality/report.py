@@ -75,9 +75,11 @@ class Run:
         def load(which):
             parts, db = {}, None
             for line in read_text(self.path, f"{window}.{which}").splitlines():
-                f = line.split()
+                # psql -F ' ': an empty field is a NULL (numa_node of
+                # partitions not placed on nodes), read as -1
+                f = line.split(" ")
                 if f[0] == "partition":
-                    parts[int(f[1])] = tuple(int(x) for x in f[2:6])
+                    parts[int(f[1])] = tuple(int(x) if x else -1 for x in f[2:6])
                 elif f[0] == "db":
                     db = (int(f[1]), int(f[2]))
             return parts, db
