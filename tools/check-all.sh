@@ -10,15 +10,17 @@
 
 summary=()
 ran=()
+times=()
 rc=0
 start=$(date +%s)
 mkdir -p "$BUILD"
 
 # Runs a part, showing its output and keeping it in build/check-NAME.log
 # (not "tee /dev/stderr": that truncates stderr when it is a regular file).
-# Sets part_rc and part_last (the part's last line).
+# Sets part_rc and part_last (the part's last line); the summary says how
+# long each part took, so that a CI log tells where its time went.
 run_part() {
-	local name=$1
+	local name=$1 t0=$SECONDS
 	shift
 	ran+=("$name")
 	set +e
@@ -26,6 +28,7 @@ run_part() {
 	part_rc=${PIPESTATUS[0]}
 	set -e
 	part_last=$(tail -n 1 "$BUILD/check-$name.log")
+	times+=("$name $((SECONDS - t0)) s")
 }
 
 run_part core "$TOP/tools/check.sh"
@@ -82,6 +85,7 @@ fi
 echo
 echo "==> make check summary ($(fmt_duration $(($(date +%s) - start))))"
 printf '    %s\n' "${summary[@]}"
+echo "    time per part: $(IFS=,; echo "${times[*]}" | sed 's/,/, /g')"
 # A CI log is often read from its tail only: name what failed here too.
 if [ $rc != 0 ]; then
 	for part in "${ran[@]}"; do
