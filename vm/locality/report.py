@@ -181,10 +181,14 @@ def check(runs):
                 problems.append(f"{r.path}: window {w}: no access to the buffer blocks")
             total = sum(c for (a, k, cpu, mem), c in r.counts[w].items() if a == "all")
             parts = sum(c for (a, k, cpu, mem), c in r.counts[w].items() if a != "all")
-            # the plugin's windows are differences of per-vCPU counters read
-            # while the other vCPUs run: an access at the boundary may be in
-            # "all" and not yet in its area
-            if abs(total - parts) > 64:
+            # Each access adds to "all" and to exactly one area, so the two
+            # agree but for the plugin's snapshots: they copy a running
+            # vCPU's counters one after another, "all" first, and what the
+            # vCPU does meanwhile is in its area and not in "all" (or the
+            # reverse at the window's end).  Seen: 477 of 640 million in a
+            # 4-vCPU window.  An area that overlaps another or misses
+            # accesses would be off by far more than a millionth.
+            if abs(total - parts) > max(4096, total // 100000):
                 problems.append(f"{r.path}: window {w}: areas add up to {parts}, not {total}")
             expect = r.nodes * int(r.params["sessions"])
             if len(r.sessions[w]) != expect and w != "uniform":
