@@ -115,6 +115,23 @@ build_targets stock "${stock_objects[@]}"
 step "ABI: abidiff of ${#objects[@]} objects that depend on files the series changes"
 report=$ABI/abidiff.txt
 : >"$report"
+
+# One object: abidw of both builds' object, then abidiff, its output and
+# status in $ABI/objects/diff/NAME.{out,rc}.  Run as many at once as there
+# are CPUs: abidw is single-threaded, and this is most of the check's time.
+compare_object() {
+	local obj=$1 name=${1##*/}
+	local new_abi=$ABI/objects/series/$name.abi old_abi=$ABI/objects/stock/$name.abi
+	local out_file=$ABI/objects/diff/$name
+	abidw --out-file "$new_abi" "$ABI/series/$obj" || { echo "abidw failed on $obj" >"$out_file.out"; echo 255 >"$out_file.rc"; return; }
+	abidw --out-file "$old_abi" "$ABI/stock/$obj" || { echo "abidw failed on $obj" >"$out_file.out"; echo 255 >"$out_file.rc"; return; }
+	local rc=0
+	abidiff --no-unreferenced-symbols "$old_abi" "$new_abi" >"$out_file.out" 2>&1 || rc=$?
+	echo "$rc" >"$out_file.rc"
+}
+rm -rf "$ABI/objects"
+mkdir -p "$ABI/objects/series" "$ABI/objects/stock" "$ABI/objects/diff"
+compared=()
 done_objects=0 last_shown=$SECONDS
 for obj in "${objects[@]}"; do
 	done_objects=$((done_objects + 1))
@@ -122,21 +139,20 @@ for obj in "${objects[@]}"; do
 		last_shown=$SECONDS
 		progress_line "abidiff: $done_objects of ${#objects[@]} objects"
 	fi
-	new_abi=$ABI/objects/series/${obj##*/}.abi
-	old_abi=$ABI/objects/stock/${obj##*/}.abi
-	mkdir -p "${new_abi%/*}" "${old_abi%/*}"
 	# a new file only adds functions, which breaks nothing
 	[ -f "$ABI/stock/$obj" ] || continue
-	abidw --out-file "$new_abi" "$ABI/series/$obj" || die "abidw failed on $obj"
-	abidw --out-file "$old_abi" "$ABI/stock/$obj" || die "abidw failed on $obj"
-	set +e
-	out=$(abidiff --no-unreferenced-symbols "$old_abi" "$new_abi" 2>&1)
-	rc=$?
-	set -e
-	[ $((rc & 3)) = 0 ] || { echo "$out" >&2; die "abidiff failed on $obj (status $rc)"; }
-	[ $rc = 0 ] || printf '=== %s\n%s\n\n' "$obj" "$out" >>"$report"
+	compared+=("$obj")
+	compare_object "$obj" &
+	while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
 done
+wait
 progress_done
+for obj in "${compared[@]}"; do
+	out_file=$ABI/objects/diff/${obj##*/}
+	rc=$(cat "$out_file.rc" 2>/dev/null || echo 255)
+	[ $((rc & 3)) = 0 ] || { cat "$out_file.out" >&2; die "abidiff failed on $obj (status $rc)"; }
+	[ "$rc" = 0 ] || printf '=== %s\n%s\n\n' "$obj" "$(cat "$out_file.out")" >>"$report"
+done
 
 # Global symbols defined by the compared objects ("-" gone, "+" new).
 global_symbols() {
