@@ -123,8 +123,12 @@ compare_object() {
 	local obj=$1 name=${1##*/}
 	local new_abi=$ABI/objects/series/$name.abi old_abi=$ABI/objects/stock/$name.abi
 	local out_file=$ABI/objects/diff/$name
-	abidw --out-file "$new_abi" "$ABI/series/$obj" || { echo "abidw failed on $obj" >"$out_file.out"; echo 255 >"$out_file.rc"; return; }
-	abidw --out-file "$old_abi" "$ABI/stock/$obj" || { echo "abidw failed on $obj" >"$out_file.out"; echo 255 >"$out_file.rc"; return; }
+	if ! abidw --out-file "$new_abi" "$ABI/series/$obj" ||
+		! abidw --out-file "$old_abi" "$ABI/stock/$obj"; then
+		echo "abidw failed on $obj" >"$out_file.out"
+		echo 255 >"$out_file.rc"
+		return
+	fi
 	local rc=0
 	abidiff --no-unreferenced-symbols "$old_abi" "$new_abi" >"$out_file.out" 2>&1 || rc=$?
 	echo "$rc" >"$out_file.rc"
