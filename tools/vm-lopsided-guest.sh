@@ -7,7 +7,7 @@
 # with taskset once it has placed its partitions on every node, and its
 # children inherit that), and zipfian point reads over a data set larger
 # than the pool (and nearly three times that node's share of it): the
-# allocations all ask for the first node, and only lending the other nodes'
+# allocations all ask for the first node, and only borrowing the other nodes'
 # partitions keeps the whole pool in use.  Prints, per arm, the reads from
 # outside the pool per 1000 transactions (pg_stat_database.blks_read) of
 # the measured window, and what pg_buffercache_partitions says about it.
@@ -71,7 +71,7 @@ EOF
 		'BEGIN { printf "arm %s: %d transactions, %d reads, %.2f reads per 1000 transactions\n", a, x, r, 1000 * r / x }'
 	"$bin/psql" -X -c "SELECT numa_node, sum(allocations) AS allocations,
 			round(100 * sum(allocations) / sum(sum(allocations)) OVER (), 1) AS pct,
-			max(lent_share) AS max_lent_share
+			max(borrowed_share) AS max_borrowed_share
 		  FROM pg_buffercache_partitions GROUP BY numa_node ORDER BY 1" | sed "s/^/    /"
 	"$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null
 	rm -rf "$data"

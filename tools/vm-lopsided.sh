@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/vm-lopsided.sh: does locality cost cache capacity?  Every backend on
 # one node of a 2-node guest, a data set larger than that node's share of
-# the pool: the balancer must lend the other node's partitions, or the
+# the pool: the balancer must borrow the other node's partitions, or the
 # reads from outside the pool grow.  Compares the series with and without
 # its locality patches (0011-0012) in the same guest, by counts (reads per
 # 1000 transactions), never by timing.
