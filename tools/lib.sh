@@ -192,6 +192,24 @@ vm_share_checkout() {
 	esac
 }
 
+# numamem_prepare TOOL DIR: build the numamem plugin and prepare a guest for
+# the locality tools (vm/locality.sh, vm/dsm-locality.sh), logs in DIR;
+# exits 77, a skip, where either cannot be done here.
+numamem_prepare() {
+	local tool=$1 out=$2 rc=0
+	mkdir -p "$out"
+	"$TOP/vm/numamem/build" >"$out/numamem-build.log" 2>&1 || rc=$?
+	if [ $rc = 77 ]; then
+		echo "$tool: SKIPPED (the numamem plugin cannot be built here, see $out/numamem-build.log)"
+		exit 77
+	fi
+	[ $rc = 0 ] || die "vm/numamem/build failed" "see $out/numamem-build.log"
+	if ! "$TOP/vm/run-guest" --prepare >"$out/prepare.log" 2>&1; then
+		echo "$tool: SKIPPED (vm/run-guest cannot prepare a guest, see $out/prepare.log)"
+		exit 77
+	fi
+}
+
 # fmt_duration SECONDS: "42 s", "7m05s" or "1h02m05s".
 fmt_duration() {
 	if [ "$1" -lt 60 ]; then

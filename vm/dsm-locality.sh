@@ -34,18 +34,7 @@ RESULTS=${DSM_RESULTS:-$TOP/vm/results/dsm-locality.md}
 OUT=$BUILD/dsm-locality
 MEM=1G
 
-skip() {
-	echo "dsm-locality: SKIPPED ($1)"
-	exit 77
-}
-
-mkdir -p "$OUT"
-rc=0
-"$TOP/vm/numamem/build" >"$OUT/numamem-build.log" 2>&1 || rc=$?
-[ $rc != 77 ] || skip "the numamem plugin cannot be built here (see $OUT/numamem-build.log)"
-[ $rc = 0 ] || die "vm/numamem/build failed" "see $OUT/numamem-build.log"
-"$TOP/vm/run-guest" --prepare >"$OUT/prepare.log" 2>&1 ||
-	skip "vm/run-guest cannot prepare a guest (see $OUT/prepare.log)"
+numamem_prepare dsm-locality "$OUT"
 [ -x "$BUILD/install/bin/postgres" ] || die "no installed build in $BUILD/install"
 
 step "building the shim and pagenodes (build/dsm-locality)"

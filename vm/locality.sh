@@ -70,18 +70,7 @@ else
 	series_bin=${LOC_SERIES_BIN:-$BUILD/bench/$last/install/bin}
 fi
 
-skip() {
-	echo "vm-locality: SKIPPED ($1)"
-	exit 77
-}
-
-mkdir -p "$OUT"
-rc=0
-"$TOP/vm/numamem/build" >"$OUT/numamem-build.log" 2>&1 || rc=$?
-[ $rc != 77 ] || skip "the numamem plugin cannot be built here (see $OUT/numamem-build.log)"
-[ $rc = 0 ] || die "vm/numamem/build failed" "see $OUT/numamem-build.log"
-"$TOP/vm/run-guest" --prepare >"$OUT/prepare.log" 2>&1 ||
-	skip "vm/run-guest cannot prepare a guest (see $OUT/prepare.log)"
+numamem_prepare vm-locality "$OUT"
 
 need_stock=no
 for c in "${CONFIGS[@]}"; do [[ $c != stock* ]] || need_stock=yes; done

@@ -23,7 +23,9 @@
 # pg_shmem_allocations: blocks (Buffer Blocks), descs (Buffer Descriptors),
 # meta (the clock-sweep's own state: Buffer Strategy Status and, with the
 # series, its partitions, hands, trial FIFOs, ghosts and balance tables),
-# main (the rest of the segment).  Everything else is "other".
+# main (the rest of the segment).  Everything else is "other".  Each
+# structure of meta is an area of its own, meta.NAME (meta.Buffer_Ghosts),
+# so that the report can say which of them the accesses go to.
 set -euo pipefail
 
 config=$1 BIN=$2 out=$3
@@ -144,7 +146,7 @@ perl -e '
 		my ($off, $size, $name) = split;
 		my $area = $name eq "Buffer_Blocks" ? "blocks" :
 			$name eq "Buffer_Descriptors" ? "descs" :
-			$meta{$name} ? "meta" : next;
+			$meta{$name} ? "meta.$name" : next;
 		my $a = $lo + $off;
 		printf "main 0x%x 0x%x\n", $pos, $a if $a > $pos;
 		printf "%s 0x%x 0x%x # %s\n", $area, $a, $a + $size, $name;

@@ -63,12 +63,19 @@ class Run:
             self.relations[rel] = int(pages)
 
     def matrix(self, window, areas, kinds):
-        """{(cpu, mem): count} over node RAM only."""
+        """{(cpu, mem): count} over node RAM only.  "meta" stands for all
+        of the metadata's structures (areas meta.NAME; runs made before they
+        were split have one area "meta")."""
         m = collections.Counter()
         for (area, kind, cpu, mem), c in self.counts[window].items():
-            if area in areas and kind in kinds and mem.isdigit():
+            if (area in areas or ("meta" in areas and area.startswith("meta."))) \
+                    and kind in kinds and mem.isdigit():
                 m[(cpu, int(mem))] += c
         return m
+
+    def meta_structures(self, window):
+        """The metadata's structures this window has counts for."""
+        return sorted({a for (a, k, cpu, mem) in self.counts[window] if a.startswith("meta.")})
 
     def counters(self, window):
         """Deltas of the series' partition counters and of pg_stat_database."""
@@ -276,6 +283,32 @@ def plot(runs, path):
     return True
 
 
+def meta_by_structure(runs, out):
+    """Where the metadata's accesses go, structure by structure (runs whose
+    areas split it: meta.NAME)."""
+    split = [r for r in runs if any(r.meta_structures(w) for w in r.windows)]
+    if not split:
+        return
+    out.append("## Clock-sweep metadata by structure\n")
+    out.append("Per structure of meta (pg_shmem_allocations name): the share of its bytes accessed "
+               "that were local, with the KiB accessed.  A structure that every allocation touches "
+               "and that is not placed with its partition is local only for the backends on the "
+               "node it happens to be on.\n")
+    for r in split:
+        names = sorted({a for w in r.windows for a in r.meta_structures(w)})
+        out.append(f"### {r.nodes} nodes, {r.config}\n")
+        out.append("| window | " + " | ".join(a[len("meta."):].replace("_", " ") for a in names) + " |")
+        out.append("|---|" + "---:|" * len(names))
+        for w in r.windows:
+            cells = []
+            for a in names:
+                m = r.matrix(w, (a,), BYTES)
+                kib = sum(m.values()) / 1024
+                cells.append(f"{fmt(local_share(m))}% ({kib:.0f})" if m else "-")
+            out.append(f"| {w} | " + " | ".join(cells) + " |")
+        out.append("")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -347,6 +380,7 @@ def main():
                            f"{row['reads']} | {fillp} |")
         out.append("")
 
+    meta_by_structure(runs, out)
     targets(runs, out)
 
     png = os.path.splitext(args.out)[0] + ".png"
