@@ -22,7 +22,8 @@
 # start marker) splits the main shared memory segment into areas by
 # pg_shmem_allocations: blocks (Buffer Blocks), descs (Buffer Descriptors),
 # meta (the clock-sweep's own state: Buffer Strategy Status and, with the
-# series, its partitions, hands, trial FIFOs, ghosts and balance tables),
+# series, its partitions' layout, clock-sweeps, ghosts; before patch 0026
+# the trial FIFOs and balance tables were structures of their own),
 # main (the rest of the segment).  Everything else is "other".  Each
 # structure of meta is an area of its own, meta.NAME (meta.Buffer_Ghosts),
 # so that the report can say which of them the accesses go to.
