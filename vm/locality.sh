@@ -34,8 +34,11 @@
 # reads: a check that the tool works (CI), no claims; its report goes to
 # build/locality-smoke/REPORT.md.
 # Environment: LOC_POOL_MB (32), LOC_LOOKUPS (1000), LOC_SESSIONS (1),
-# LOC_SCANS (1), LOC_LLC (the plugin's llc=, default 4:16),
-# LOC_CONFIGS, LOC_LOADS (subsets, in the order above), LOC_RESULTS (the
+# LOC_SCANS (1), LOC_LLC (the plugin's llc=, default 4:16), LOC_APART (1:
+# two CPUs per node, the server's background processes on one of node 0's,
+# counted apart by the plugin; see vm/locality/guest.sh),
+# LOC_CONFIGS, LOC_LOADS (subsets, in the order above), LOC_OUT (the run
+# directories, default build/locality), LOC_RESULTS (the
 # report, default vm/results/locality.md; a plot beside it).
 #
 # Exit status: 0; 77 if the plugin cannot be built or no guest can run here
@@ -62,7 +65,7 @@ else
 	[ ${#node_counts[@]} -gt 0 ] || node_counts=(2 4)
 	CONFIGS=(${LOC_CONFIGS:-stock stock-interleave series-interleave series-numa})
 	LOADS=(${LOC_LOADS:-fill affine uniform seqscan writemix})
-	OUT=$BUILD/locality
+	OUT=${LOC_OUT:-$BUILD/locality}
 	RESULTS=${LOC_RESULTS:-$TOP/vm/results/locality.md}
 	npatches=$(ls "$TOP"/patches/[0-9][0-9][0-9][0-9]-*.patch | grep -vc '/0000-')
 	last=$(printf %04d "$npatches")
@@ -94,7 +97,11 @@ fi
 # two dies each), unequal as on real machines.
 topology() {
 	local n=$1
-	TOPO=(--nodes "$n" --cpus-per-node 1 --mem-per-node "$([ "$n" -le 2 ] && echo 1G || echo 512M)")
+	TOPO=(--nodes "$n" --cpus-per-node "$([ "${LOC_APART:-0}" = 1 ] && echo 2 || echo 1)"
+		--mem-per-node "$([ "$n" -le 2 ] && echo 1G || echo 512M)")
+	# vCPUs are numbered node by node: node 0's second is vCPU 1
+	APART_ARG=()
+	[ "${LOC_APART:-0}" != 1 ] || APART_ARG=(apart=1)
 	DIST=()
 	if [ "$n" = 4 ]; then
 		for d in 0,1,16 0,2,32 0,3,32 1,2,32 1,3,32 2,3,16; do
@@ -117,9 +124,9 @@ for n in "${node_counts[@]}"; do
 		bin=$series_bin
 		[[ $config != stock* ]] || bin=$stock_bin
 		mapfile -t NM < <("$TOP/vm/numamem/plugin-args" "${TOPO[@]}" -- \
-			"out=$dir/counts.tsv" "filter=$dir/filter" "llc=$LLC")
+			"out=$dir/counts.tsv" "filter=$dir/filter" "llc=$LLC" "${APART_ARG[@]}")
 		envs=()
-		for v in LOC_POOL_MB LOC_LOOKUPS LOC_SESSIONS LOC_SCANS; do
+		for v in LOC_POOL_MB LOC_LOOKUPS LOC_SESSIONS LOC_SCANS LOC_APART; do
 			[ -z "${!v:-}" ] || envs+=(--env "$v=${!v}")
 		done
 		cmd=("$TOP/vm/run-guest" "${TOPO[@]}" "${DIST[@]}" "${NM[@]}" --share "$dir"

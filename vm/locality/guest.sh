@@ -13,7 +13,10 @@
 #           affine uniform seqscan writemix (see vm/locality.sh)
 # Environment: LOC_POOL_MB (shared_buffers, default 32), LOC_LOOKUPS (point
 # reads or updates per session and window, default 1000), LOC_SESSIONS
-# (sessions per node, default 1), LOC_SCANS (seq scans per session, 1).
+# (sessions per node, default 1), LOC_SCANS (seq scans per session, 1),
+# LOC_APART (1: every node has two CPUs; the postmaster and its background
+# processes run on node 0's second, which the plugin counts apart, and
+# each node's sessions on its first).
 #
 # Each session is a psql that prints its backend's pid, waits for a go file
 # and then runs its window's SQL; the backend is moved to its node's CPUs
@@ -40,6 +43,7 @@ POOL_MB=${LOC_POOL_MB:-32}
 LOOKUPS=${LOC_LOOKUPS:-1000}
 SESSIONS=${LOC_SESSIONS:-1}
 SCANS=${LOC_SCANS:-1}
+APART=${LOC_APART:-0}
 export PGHOST=$VM_SCRATCH PGPORT=$PORT PGDATABASE=postgres
 
 mapfile -t nodes < <(numactl --hardware | sed -n 's/^node \([0-9]*\) cpus: [0-9].*/\1/p')
@@ -47,6 +51,13 @@ nnodes=${#nodes[@]}
 [ "$nnodes" -ge 1 ] || { echo "no node with CPUs" >&2; exit 1; }
 declare -A cpus
 for k in "${nodes[@]}"; do cpus[$k]=$(cat "/sys/devices/system/node/node$k/cpulist"); done
+if [ "$APART" = 1 ]; then
+	# node 0's CPUs are "0-1": the second for the background, the first
+	# (of every node) for the sessions
+	bg_cpu=$(numactl --hardware | sed -n "s/^node ${nodes[0]} cpus: [0-9]* \([0-9]*\).*/\1/p")
+	[ -n "$bg_cpu" ] || { echo "LOC_APART=1: node ${nodes[0]} has no second CPU" >&2; exit 1; }
+	for k in "${nodes[@]}"; do cpus[$k]=$(numactl --hardware | sed -n "s/^node $k cpus: \([0-9]*\).*/\1/p"); done
+fi
 
 psql() { "$BIN/psql" -X -q -v ON_ERROR_STOP=1 "$@"; }
 
@@ -58,6 +69,7 @@ s_rows=$((POOL_MB * rows_per_mb * 3 / 2))      # s: 1.5x the pool (scanned throu
 w_rows=$((POOL_MB * rows_per_mb / 5))          # w: the write mix's table
 
 printf '%s %s\n' pool_mb "$POOL_MB" lookups "$LOOKUPS" sessions "$SESSIONS" scans "$SCANS" >"$out/params"
+[ "$APART" != 1 ] || echo "apart 1" >>"$out/params"
 "$BIN/initdb" -D "$D" -A trust --no-sync >"$out/initdb.log" 2>&1
 cat >>"$D/postgresql.conf" <<EOF
 port = $PORT
@@ -84,13 +96,19 @@ esac
 
 # The postmaster starts unbound (the series works out its nodes from the
 # CPUs it may use) and is then moved to the first node's CPUs, so that
-# every backend starts there before its session moves it.
+# every backend starts there before its session moves it.  With LOC_APART,
+# the postmaster and the processes it has started by then (the background
+# writer, checkpointer, WAL writer, ...) are moved to the CPU set apart.
 start_server() {
 	local pre=()
 	[ "$config" != stock-interleave ] || pre=(numactl --interleave=all)
 	"${pre[@]}" "$BIN/pg_ctl" -D "$D" -l "$out/server.log" -w start >/dev/null
 	pm=$(head -n 1 "$D/postmaster.pid")
-	taskset -a -p -c "${cpus[${nodes[0]}]}" "$pm" >/dev/null
+	if [ "$APART" = 1 ]; then
+		for p in "$pm" $(pgrep -P "$pm"); do taskset -a -p -c "$bg_cpu" "$p" >/dev/null; done
+	else
+		taskset -a -p -c "${cpus[${nodes[0]}]}" "$pm" >/dev/null
+	fi
 }
 start_server
 

@@ -36,8 +36,11 @@ class Run:
         self.bin = read_text(path, "bin").strip()
         self.wall = read_text(path, "wall").strip()
         self.params = dict(line.split() for line in read_text(path, "params").splitlines())
-        # counts[window][(area, kind, cpu, mem)] = count
+        # counts[window][(area, kind, cpu, mem)] = count, every vCPU's; of
+        # them, bg_counts: the vCPUs set apart for the server's background
+        # processes (the plugin's apart=, rows "bgN", cpu = N here)
         self.counts = collections.defaultdict(collections.Counter)
+        self.bg_counts = collections.defaultdict(collections.Counter)
         self.window_notes = {}
         names = {}
         with open(os.path.join(path, "counts.tsv")) as f:
@@ -47,7 +50,11 @@ class Run:
                     continue
                 win, name, area, kind, cpu, mem, count = line.split("\t")
                 names[win] = name
-                self.counts[name][(area, kind, int(cpu), mem)] += int(count)
+                bg = cpu.startswith("bg")
+                key = (area, kind, int(cpu[2:] if bg else cpu), mem)
+                self.counts[name][key] += int(count)
+                if bg:
+                    self.bg_counts[name][key] += int(count)
         self.windows = [w for w in WINDOWS if w in self.counts]
         self.timing = {}
         for line in read_text(path, "timing").splitlines():
@@ -62,16 +69,24 @@ class Run:
             rel, pages = line.split("|") if "|" in line else line.split()
             self.relations[rel] = int(pages)
 
-    def matrix(self, window, areas, kinds):
+    def matrix(self, window, areas, kinds, who="all"):
         """{(cpu, mem): count} over node RAM only.  "meta" stands for all
         of the metadata's structures (areas meta.NAME; runs made before they
-        were split have one area "meta")."""
+        were split have one area "meta").  who: "all" processes, the
+        "background" processes on the vCPU set apart for them, or the
+        "backends" (all but those)."""
         m = collections.Counter()
-        for (area, kind, cpu, mem), c in self.counts[window].items():
-            if (area in areas or ("meta" in areas and area.startswith("meta."))) \
-                    and kind in kinds and mem.isdigit():
-                m[(cpu, int(mem))] += c
-        return m
+        for src, sign in {"all": ((self.counts, 1),),
+                          "background": ((self.bg_counts, 1),),
+                          "backends": ((self.counts, 1), (self.bg_counts, -1))}[who]:
+            for (area, kind, cpu, mem), c in src[window].items():
+                if (area in areas or ("meta" in areas and area.startswith("meta."))) \
+                        and kind in kinds and mem.isdigit():
+                    m[(cpu, int(mem))] += sign * c
+        return +m
+
+    def has_background(self):
+        return any(self.bg_counts.values())
 
     def meta_structures(self, window):
         """The metadata's structures this window has counts for."""
@@ -309,6 +324,43 @@ def meta_by_structure(runs, out):
         out.append("")
 
 
+def background_apart(runs, out):
+    """The backends' accesses apart from the background processes' (runs
+    whose guest set a vCPU apart for those: LOC_APART)."""
+    apart = [r for r in runs if r.has_background()]
+    if not apart:
+        return
+    out.append("## Backends and background processes apart\n")
+    out.append("In these runs the postmaster and its background processes (background writer, "
+               "checkpointer, WAL writer, ...) ran on a vCPU of their own on node 0, counted apart "
+               "(the plugin's apart=), and each node's sessions on the node's other vCPU.  "
+               "\"backends\": the accesses of every other vCPU; \"background\": the set-apart vCPU's, "
+               "local where the RAM is on node 0; \"bg share\": the background's part of the bytes.\n")
+    for r in apart:
+        out.append(f"### {r.nodes} nodes, {r.config}\n")
+        out.append("| window | meta local, all | meta local, backends (KiB) | meta local, background (KiB) "
+                   "| meta bg share | shared buffers local, backends | shared buffers bg share |")
+        out.append("|---|---:|---:|---:|---:|---:|---:|")
+        for w in r.windows:
+            cells = [w]
+            meta_all = r.matrix(w, ("meta",), BYTES)
+            meta_fg = r.matrix(w, ("meta",), BYTES, "backends")
+            meta_bg = r.matrix(w, ("meta",), BYTES, "background")
+            sb_all = r.matrix(w, ("blocks", "descs"), BYTES)
+            sb_fg = r.matrix(w, ("blocks", "descs"), BYTES, "backends")
+            sb_bg = r.matrix(w, ("blocks", "descs"), BYTES, "background")
+            tot = sum(meta_all.values())
+            sbt = sum(sb_all.values())
+            cells.append(f"{fmt(local_share(meta_all))}%")
+            cells.append(f"{fmt(local_share(meta_fg))}% ({sum(meta_fg.values()) / 1024:.0f})")
+            cells.append(f"{fmt(local_share(meta_bg))}% ({sum(meta_bg.values()) / 1024:.0f})")
+            cells.append(f"{fmt(100.0 * sum(meta_bg.values()) / tot if tot else None)}%")
+            cells.append(f"{fmt(local_share(sb_fg))}%")
+            cells.append(f"{fmt(100.0 * sum(sb_bg.values()) / sbt if sbt else None)}%")
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -382,6 +434,7 @@ def main():
         out.append("")
 
     meta_by_structure(runs, out)
+    background_apart(runs, out)
     targets(runs, out)
 
     png = os.path.splitext(args.out)[0] + ".png"

@@ -13,7 +13,12 @@
  * documents the arguments and the file formats.  In short:
  *
  *	-plugin numamem.so,node_mb=1024:1024,vcpu_nodes=0:1,out=FILE[,summary=FILE]
- *		[,filter=FILE][,llc=MB:WAYS][,arm=marker|always]
+ *		[,filter=FILE][,llc=MB:WAYS][,arm=marker|always][,apart=I:J...]
+ *
+ * apart= names vCPUs (by index) whose accesses are counted in rows of their
+ * own, "bgN" for a vCPU on node N, so that a guest can run some processes
+ * (a server's background processes, say) on a vCPU set aside for them and
+ * tell their accesses from the others'.
  *
  * (QEMU splits -plugin arguments at commas, hence the ':' in lists.)
  *
@@ -103,6 +108,12 @@ static const char *const kind_names[N_KINDS] = {
 #define N_COLS			(n_nodes + 2)
 
 /*
+ * Rows of a window's matrix: the vCPUs' nodes 0 .. n_nodes-1, then the same
+ * nodes for the vCPUs named in apart= ("bgN"); a row's node is row % n_nodes.
+ */
+#define N_ROWS			(2 * n_nodes)
+
+/*
  * One filter file, as read at a start marker.  Readers (every vCPU, at every
  * access) load the current one with acquire semantics; a new one replaces it
  * with a release store.  Old ones are kept until exit: a vCPU may still be
@@ -151,6 +162,7 @@ static uint64_t node_hi[MAX_NODES];
 static uint64_t node_mib[MAX_NODES];
 static int	n_vcpus;
 static int	vcpu_node[MAX_VCPUS];
+static bool vcpu_apart[MAX_VCPUS];	/* apart=: counted in a bgN row */
 static char *out_path;
 static char *summary_path;
 static char *filter_path;
@@ -565,14 +577,31 @@ share(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * part / whole : 0.0;
 }
 
+/* the row of a vCPU's counts (see N_ROWS) */
+static inline int
+vcpu_row(int c)
+{
+	return vcpu_apart[c] ? n_nodes + vcpu_node[c] : vcpu_node[c];
+}
+
+/* a row's name, as out= writes it: the node, or bgN */
+static void
+row_name(char *buf, size_t len, int r)
+{
+	if (r < n_nodes)
+		snprintf(buf, len, "%d", r);
+	else
+		snprintf(buf, len, "bg%d", r - n_nodes);
+}
+
 /*
  * The window from snapshot `from` to snapshot `to` (per vCPU counters),
- * summed per cpu node: m[area][kind][cpu node][col].
+ * summed per row (cpu node, apart or not): m[area][kind][row][col].
  */
 static uint64_t *
 window_matrix(const uint64_t *from, const uint64_t *to)
 {
-	uint64_t   *m = g_new0(uint64_t, (size_t) MAX_AREAS * N_KINDS * n_nodes * N_COLS);
+	uint64_t   *m = g_new0(uint64_t, (size_t) MAX_AREAS * N_KINDS * N_ROWS * N_COLS);
 	int			c;
 	size_t		i;
 
@@ -586,14 +615,14 @@ window_matrix(const uint64_t *from, const uint64_t *to)
 			size_t		col = i % N_COLS;
 			size_t		ak = i / N_COLS;	/* area * N_KINDS + kind */
 
-			m[(ak * n_nodes + vcpu_node[c]) * N_COLS + col] += b[i] - a[i];
+			m[(ak * N_ROWS + vcpu_row(c)) * N_COLS + col] += b[i] - a[i];
 		}
 	}
 	return m;
 }
 
 #define M(m, area, kind, row, col) \
-	((m)[(((size_t) (area) * N_KINDS + (kind)) * n_nodes + (row)) * N_COLS + (col)])
+	((m)[(((size_t) (area) * N_KINDS + (kind)) * N_ROWS + (row)) * N_COLS + (col)])
 
 static void
 summary_table(GString *s, const uint64_t *m, int area, Kind k1, Kind k2,
@@ -610,11 +639,12 @@ summary_table(GString *s, const uint64_t *m, int area, Kind k1, Kind k2,
 		g_string_append_printf(s, " %23s", name);
 	}
 	g_string_append(s, "\n");
-	for (r = 0; r < n_nodes; r++)
+	for (r = 0; r < N_ROWS; r++)
 	{
 		if (!rows[r])
 			continue;
-		g_string_append_printf(s, "      %-4d", r);
+		row_name(name, sizeof(name), r);
+		g_string_append_printf(s, "      %-4s", name);
 		for (c = 0; c < N_COLS; c++)
 		{
 			char		cell[48];
@@ -637,7 +667,7 @@ write_window(const Filter *f, const uint64_t *from, const uint64_t *to,
 	g_autofree uint64_t *m = window_matrix(from, to);
 	const char *wname = f->window_name ? f->window_name : "-";
 	int			n_areas = AREA_FIRST_LABEL + f->n_labels;
-	bool		rows[MAX_NODES] = {false};
+	bool		rows[2 * MAX_NODES] = {false};
 	int			w = ++n_windows;
 	int			a,
 				k,
@@ -646,7 +676,7 @@ write_window(const Filter *f, const uint64_t *from, const uint64_t *to,
 				i;
 
 	for (i = 0; i < n_vcpus; i++)
-		rows[vcpu_node[i]] = true;
+		rows[vcpu_row(i)] = true;
 
 	g_string_append_printf(tsv, "# window %d %s: %s, %.2f s of host time, %d area(s)%s%s\n",
 						   w, wname, how, seconds, f->n_labels,
@@ -671,31 +701,33 @@ write_window(const Filter *f, const uint64_t *from, const uint64_t *to,
 			continue;
 		for (k = 0; k < N_KINDS; k++)
 		{
-			for (r = 0; r < n_nodes; r++)
+			for (r = 0; r < N_ROWS; r++)
 			{
 				for (c = 0; c < N_COLS; c++)
 				{
 					uint64_t	v = M(m, a, k, r, c);
 					char		cn[16];
+					char		rn[16];
 
 					if (v == 0)
 						continue;
 					col_name(cn, sizeof(cn), c);
-					g_string_append_printf(tsv, "%d\t%s\t%s\t%s\t%d\t%s\t%" PRIu64 "\n",
-										   w, wname, an, kind_names[k], r, cn, v);
+					row_name(rn, sizeof(rn), r);
+					g_string_append_printf(tsv, "%d\t%s\t%s\t%s\t%s\t%s\t%" PRIu64 "\n",
+										   w, wname, an, kind_names[k], rn, cn, v);
 					if (c >= n_nodes)
 						continue;
 					if (k == KIND_LOAD || k == KIND_STORE)
 					{
 						acc += v;
-						local += r == c ? v : 0;
+						local += r % n_nodes == c ? v : 0;
 					}
 					else if (k == KIND_LOAD_BYTES || k == KIND_STORE_BYTES)
 						bytes += v;
 					else
 					{
 						dram += v;
-						dram_local += r == c ? v : 0;
+						dram_local += r % n_nodes == c ? v : 0;
 					}
 				}
 			}
@@ -832,7 +864,7 @@ usage_error(const char *fmt,...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nnumamem: arguments: node_mb=MB:MB:... [vcpu_nodes=N:N:...] out=FILE "
-			"[summary=FILE] [filter=FILE] [llc=MB:WAYS] [arm=marker|always]\n");
+			"[summary=FILE] [filter=FILE] [llc=MB:WAYS] [arm=marker|always] [apart=I:J...]\n");
 	return -1;
 }
 
@@ -863,7 +895,7 @@ write_header(void)
 					"one line per non-zero count\n");
 	g_string_append_printf(s, "# vcpus %d, their nodes:", n_vcpus);
 	for (i = 0; i < n_vcpus; i++)
-		g_string_append_printf(s, " %d", vcpu_node[i]);
+		g_string_append_printf(s, " %d%s", vcpu_node[i], vcpu_apart[i] ? " (apart)" : "");
 	g_string_append(s, "\n");
 	for (i = 0; i < n_nodes; i++)
 		g_string_append_printf(s, "# node %d: %" PRIu64 " MiB, reported addresses "
@@ -934,6 +966,20 @@ qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 			n_vn = parse_list(val, vn, MAX_VCPUS);
 			if (n_vn <= 0)
 				return usage_error("bad vcpu_nodes '%s' (node of each vCPU, ':' between)", val);
+		}
+		else if (strcmp(key, "apart") == 0)
+		{
+			uint64_t	ap[MAX_VCPUS];
+			int			n_ap = parse_list(val, ap, MAX_VCPUS);
+
+			if (n_ap <= 0)
+				return usage_error("bad apart '%s' (vCPU indices, ':' between)", val);
+			for (int j = 0; j < n_ap; j++)
+			{
+				if (ap[j] >= (uint64_t) n_vcpus)
+					return usage_error("apart: there is no vCPU %" PRIu64, ap[j]);
+				vcpu_apart[ap[j]] = true;
+			}
 		}
 		else if (strcmp(key, "out") == 0 && *val)
 			out_path = g_strdup(val);
