@@ -57,7 +57,7 @@ MODES = {
         workloads=[
             ("zipf", 128), ("zipf", 256), ("zipf", 512), ("zipfio", 128),
             ("lopsided", 128), ("scan", 512), ("select", 512), ("write", 128),
-            ("tpcb", 128), ("churn", 128),
+            ("writerate", 128), ("tpcb", 128), ("churn", 128),
             ("seqcount1", 128), ("seqcount8", 128),
             ("seqoffset1", 128), ("seqoffset8", 128),
         ],
@@ -72,7 +72,7 @@ MODES = {
     "quick": dict(
         runs=1, warmup=3, measure=5,
         workloads=[("zipf", 128), ("lopsided", 128), ("scan", 128), ("write", 128),
-                   ("churn", 128), ("seqcount8", 32)],
+                   ("writerate", 128), ("churn", 128), ("seqcount8", 32)],
         frontier_workloads=[],
         paired=[("zipf", 128)], rounds=3, window=2,
         callgrind=["hit"], callgrind_k=200),
@@ -87,6 +87,15 @@ SCAN_TABLE_FRACTION = 0.12  # of shared_buffers: under 1/4, so no ring; 16 of
 #                             while its pages are resident
 SELECT_FRACTION = 0.60      # pgbench -S data set, of shared_buffers
 WRITE_CLIENTS = 6           # tpcb-like clients of the write workload
+# writerate: the write mix at a fixed rate, the same for every arm, so that
+# what the pool writes per transaction is compared at the same work per
+# second (in the write mix, the background writer cleans at most
+# bgwriter_lru_maxpages a round in every arm, and an arm that runs faster
+# leaves more of the writes to its backends).  Well under what every arm
+# does unlimited here (tpcb-like: 730 tps and more; COPY: 2.7/s and more).
+WRITE_RATE_TPCB = 500       # tpcb-like transactions per second, all clients
+WRITE_RATE_COPY = 2         # COPYs (with their TRUNCATE) per second
+WRITE_MIX = ("write", "writerate")
 SEQ_FRACTION = 1.5          # seq scan workloads: pgbench_accounts, of the pool
 SEQ_PARTITIONS = 8          # ... in 8 partitions, each under a quarter of
 #                             the pool: the scans use no ring, as in the thread
@@ -195,7 +204,7 @@ def workload_settings(args, arm, wl, pool):
     if wl == "zipfio":
         # every miss is a read from the device, not a copy from the OS cache
         s["debug_io_direct"] = "data"
-    if wl == "write":
+    if wl in WRITE_MIX:
         # reads and writes per kind of work (write_kinds()), in every arm
         s["shared_preload_libraries"] = "pg_stat_statements"
     s.update(arm.settings)
@@ -533,13 +542,18 @@ def workload_commands(args, wl, pool, cluster, seconds, seed, log_prefix=None):
             [pgbench_cmd(args, cluster, db, ["-M", "simple", "-f",
                                              os.path.join(sdir, "churn.sql")],
                          CHURN_CLIENTS, 1, seconds, seed + 1)]
-    if wl == "write":
+    if wl in WRITE_MIX:
         # tpcb-like updates, with a COPY (bulk write ring) and a VACUUM
-        # (vacuum ring) running alongside
-        return db, pgbench_cmd(args, cluster, db, ["-M", "prepared"],
+        # (vacuum ring) running alongside; in writerate, at a fixed rate (the
+        # same seed gives every arm the same schedule), the VACUUMs' pace
+        # set by their sleep in both
+        fixed = wl == "writerate"
+        tpcb_rate = ["-R", str(WRITE_RATE_TPCB)] if fixed else []
+        copy_rate = ["-R", str(WRITE_RATE_COPY)] if fixed else []
+        return db, pgbench_cmd(args, cluster, db, ["-M", "prepared"] + tpcb_rate,
                                WRITE_CLIENTS, 1, seconds, seed), \
-            [pgbench_cmd(args, cluster, db, ["-f", os.path.join(sdir, "copy.sql")],
-                         1, 1, seconds, seed + 1),
+            [pgbench_cmd(args, cluster, db, ["-f", os.path.join(sdir, "copy.sql")] +
+                         copy_rate, 1, 1, seconds, seed + 1),
              pgbench_cmd(args, cluster, db, ["-f", os.path.join(sdir, "vacuum.sql")],
                          1, 1, seconds, seed + 2)]
     raise ValueError(wl)
@@ -563,6 +577,28 @@ def partition_counters(cluster, arm):
     return [tuple(int(x) for x in line.split("|")) for line in cluster.psql(
         "SELECT num_buffers, allocations, complete_passes "
         "FROM pg_buffercache_partitions ORDER BY partition").splitlines()]
+
+
+# Where the victims came from, and those of them the allocating backend
+# wrote out itself, summed over the partitions (the series' counters, reset
+# with the others at the start of the window; stock has none).
+VICTIM_SOURCES = ["empty_victims", "trial_victims", "hand_victims", "forced_victims",
+                  "trial_victims_written", "hand_victims_written",
+                  "forced_victims_written"]
+
+
+def victim_sources(cluster, arm):
+    """Column -> sum over the partitions, of VICTIM_SOURCES; empty when the arm
+    does not count them."""
+    if not arm.series or cluster.psql(
+            "SELECT count(*) FROM pg_attribute WHERE attrelid = "
+            "'pg_buffercache_partitions'::regclass "
+            "AND attname = 'trial_victims_written'") != "1":
+        return {}
+    vals = cluster.psql("SELECT " + ", ".join(
+        "sum(%s)::bigint" % c for c in VICTIM_SOURCES) +
+        " FROM pg_buffercache_partitions").split("|")
+    return {"v_" + c: int(v) for c, v in zip(VICTIM_SOURCES, vals)}
 
 
 def partition_spread(p0, p1, seconds):
@@ -592,7 +628,7 @@ def measure(args, arm, cluster, wl, pool, run):
         run_pgbench([main] + others)
         time.sleep(1)
         s0 = db_stats(cluster, db)
-        if wl == "write":
+        if wl in WRITE_MIX:
             cluster.psql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements; "
                          "SELECT pg_stat_statements_reset()", db)
         cluster.psql("SELECT bench_reset(), pg_stat_reset_shared('io')")
@@ -608,7 +644,8 @@ def measure(args, arm, cluster, wl, pool, run):
         allocs, advances, max_adv, forced = (
             int(x) for x in cluster.psql("SELECT * FROM bench_counters()").split("|"))
         writes = io_writes(cluster)
-        if wl == "write":
+        writes.update(victim_sources(cluster, arm))
+        if wl in WRITE_MIX:
             writes.update(write_kinds(cluster, db, outs))
         nb = int(cluster.psql("SELECT setting FROM pg_settings WHERE name = 'shared_buffers'"))
         huge = cluster.psql("SHOW huge_pages_status")
@@ -784,6 +821,7 @@ def report_params(conf):
                 scan_tables=SCAN_TABLES, scan_fraction=SCAN_TABLE_FRACTION,
                 select_fraction=SELECT_FRACTION, zipf_s=ZIPF_S,
                 write_clients=WRITE_CLIENTS, copy_rows=COPY_ROWS,
+                write_rate_tpcb=WRITE_RATE_TPCB, write_rate_copy=WRITE_RATE_COPY,
                 datasets=datasets(conf["workloads"]))
 
 

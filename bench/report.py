@@ -32,6 +32,8 @@ WORKLOAD_TITLES = {
     "scan": "scan resistance (the zipfian hot set + one-touch scans)",
     "select": "pgbench -S, data fits in shared_buffers (overhead check)",
     "write": "writes: pgbench tpcb-like + COPY + VACUUM alongside",
+    "writerate": "writes at a fixed rate: the write mix, tpcb-like and COPY "
+                 "rate-limited (pgbench -R), the same work per second in every arm",
     "tpcb": "pgbench's default tpcb-like, data 3.5x shared_buffers",
     "churn": "zipfian point reads + tables created, filled, truncated and "
              "dropped alongside",
@@ -47,8 +49,10 @@ WORKLOAD_TITLES = {
                   "pgbench_accounts 1.5x shared_buffers, 8 clients",
 }
 
-BALANCED = ("zipf", "zipfio", "select", "scan", "write", "tpcb", "churn")
-WRITE_TABLES = ("write", "tpcb", "churn")   # workloads with a table of writes
+BALANCED = ("zipf", "zipfio", "select", "scan", "write", "writerate", "tpcb",
+            "churn")
+WRITE_MIX = ("write", "writerate")          # judged by their kinds of work
+WRITE_TABLES = WRITE_MIX + ("tpcb", "churn")  # workloads with a table of writes
 
 
 def spread(rs):
@@ -91,6 +95,14 @@ def per_kind(rows, what, kind):
     scale = 1000.0 if kind == "tpcb" else 1.0
     return statistics.median([scale * r["%s_%s" % (what, kind)] / r["tx_" + kind]
                               if r["tx_" + kind] else 0.0 for r in rows])
+
+
+def normal_per_ktx(rows):
+    """Median over rows of the normal context's writes, by backends and the
+    background writer together, per 1000 transactions."""
+    return statistics.median([1000.0 * (r["w_backend_normal"] + r["w_bgwriter"]) /
+                              r["transactions"] if r["transactions"] else 0.0
+                              for r in rows])
 
 
 def write(args, arms, rows, windows, cg, machine, started, settings, params):
@@ -221,6 +233,14 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
                  "each partition's pages come up for eviction), with the range of "
                  "the hands' complete passes per minute, for arms with a hand per "
                  "partition." % (med(s_rows, "allocations"), med(s_rows, "transactions")))
+        if wl == "writerate" and "write_rate_tpcb" in params:
+            L.append("")
+            L.append("The rate asked for: %d tpcb-like transactions per second; kept: %s "
+                     "(median tps; an arm well below it did less work than the others, "
+                     "and its figures are not comparable)." % (
+                         params["write_rate_tpcb"], ", ".join(
+                             "`%s` %.0f" % (k, med(sel(wl, pool, k), "tps"))
+                             for k in keys if sel(wl, pool, k))))
         if wl in WRITE_TABLES:
             L.append("")
             L.append("Writes in the window (median), by who and in which context "
@@ -229,15 +249,41 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
             L.append("")
             cols = ["w_backend_normal", "w_backend_bulkwrite", "w_backend_vacuum",
                     "w_bgwriter", "w_checkpointer"]
+            L.append("The last column is the normal context's writes, backends' and "
+                     "background writer's, per 1000 transactions: the dirty pages "
+                     "that the pool's replacement made someone write, whoever wrote "
+                     "them (the background writer writes at most "
+                     "bgwriter_lru_maxpages a round, so an arm that runs faster "
+                     "leaves more of them to its backends).")
+            L.append("")
             L.append("| arm | backends, normal | backends, bulkwrite | backends, vacuum | "
-                     "background writer | checkpointer |")
-            L.append("|---|---|---|---|---|---|")
+                     "background writer | checkpointer | normal per ktx |")
+            L.append("|---|---|---|---|---|---|---|")
             for k in keys:
                 rs = sel(wl, pool, k)
                 if rs and all(c in rs[0] for c in cols):
+                    L.append("| `%s` | %s | %.1f |" % (k, " | ".join(
+                        "%.0f" % med(rs, c) for c in cols), normal_per_ktx(rs)))
+            vcols = ["v_empty_victims", "v_trial_victims", "v_hand_victims",
+                     "v_forced_victims", "v_trial_victims_written",
+                     "v_hand_victims_written", "v_forced_victims_written"]
+            vkeys = [k for k in keys if sel(wl, pool, k) and
+                     all(isinstance(sel(wl, pool, k)[0].get(c), int) for c in vcols)]
+            if vkeys:
+                L.append("")
+                L.append("Victims in the window (median), by where the clock-sweep "
+                         "found them (pg_buffercache_partitions; stock does not count "
+                         "them), and those of them that the allocating backend had to "
+                         "write out itself:")
+                L.append("")
+                L.append("| arm | empty | on trial | hand | forced | written: on trial | "
+                         "written: hand | written: forced |")
+                L.append("|---|---|---|---|---|---|---|---|")
+                for k in vkeys:
+                    rs = sel(wl, pool, k)
                     L.append("| `%s` | %s |" % (k, " | ".join(
-                        "%.0f" % med(rs, c) for c in cols)))
-        if wl == "write" and s_rows and s_rows[0].get("tx_tpcb", "") != "":
+                        "%.0f" % med(rs, c) for c in vcols)))
+        if wl in WRITE_MIX and s_rows and s_rows[0].get("tx_tpcb", "") != "":
             L.append("")
             L.append("Per kind of work (pg_stat_statements): pages read and pages "
                      "written by the backends, per 1000 tpcb-like transactions and "
@@ -347,7 +393,7 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
         if wl == "zipf":
             target(case, "misses/ktx <= %.2fx stock" % T_MISSES, "%.2f" % s_m,
                    "%.2f (%.3fx)" % (m_m, r_m), r_m <= T_MISSES)
-        elif wl != "write":
+        elif wl not in WRITE_MIX:
             # the write mix's are its tpcb-like transactions' reads, below
             target(case, "misses/ktx <= %.2fx stock" % T_MISSES_MAX, "%.2f" % s_m,
                    "%.2f (%.3fx)" % (m_m, r_m), r_m <= T_MISSES_MAX)
@@ -368,14 +414,14 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
             sh, mh = med(s_rows, "hot_hit_pct"), med(m_rows, "hot_hit_pct")
             target(case, "hot hit%% >= stock + %.0f points" % T_HOT, "%.3f" % sh,
                    "%.3f (%+.3f)" % (mh, mh - sh), mh >= sh + T_HOT)
-        if wl in ("write", "tpcb") and "w_backend_normal" in m_rows[0]:
+        if wl in WRITE_MIX + ("tpcb",) and "w_backend_normal" in m_rows[0]:
             def per_ktx(rs):
                 return statistics.median([1000.0 * r["w_backend_normal"] / r["transactions"]
                                           if r["transactions"] else 0 for r in rs])
             sw, mw = per_ktx(s_rows), per_ktx(m_rows)
             target(case, "writes by backends (normal context) per ktx <= stock",
                    "%.1f" % sw, "%.1f" % mw, mw <= sw)
-        if wl == "write" and m_rows[0].get("tx_tpcb", "") != "" and \
+        if wl in WRITE_MIX and m_rows[0].get("tx_tpcb", "") != "" and \
                 s_rows[0].get("tx_tpcb", "") != "":
             for what, name in (("r", "reads"), ("wb", "backends' writes")):
                 sk, mk = per_kind(s_rows, what, "tpcb"), per_kind(m_rows, what, "tpcb")
@@ -480,6 +526,16 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
              "and write their own pages, and dirty pages must be written by the "
              "background writer rather than by backends." % (
                  params["write_clients"], params["copy_rows"]))
+    if "write_rate_tpcb" in params:
+        L.append("- **writerate**: the write workload at a fixed rate, `pgbench -R`: "
+                 "%d tpcb-like transactions per second over all its clients, %d COPYs "
+                 "per second; the same seed gives every arm of a run the same "
+                 "schedule. Why: in the write workload the background writer cleans "
+                 "at most `bgwriter_lru_maxpages` a round in every arm, so an arm "
+                 "that runs faster leaves more of its writes to the backends; here "
+                 "every arm does the same work per second, and what its backends "
+                 "write is the rule's doing." % (
+                     params["write_rate_tpcb"], params["write_rate_copy"]))
     L.append("")
     L.append("Every measurement is in `runs.csv` (capacity), `paired.csv` (throughput "
              "windows) and `callgrind.csv` (cost). To reproduce: `%s` from a clean "
