@@ -1,0 +1,2 @@
+COPY copyt FROM '/work/main/build/bench/data/copy.csv';
+TRUNCATE copyt;

@@ -1,0 +1,1 @@
+SELECT * FROM pgbench_accounts OFFSET 1000000000;

@@ -1,0 +1,2 @@
+VACUUM pgbench_accounts;
+SELECT pg_sleep(0.5);
