@@ -97,6 +97,24 @@ def per_kind(rows, what, kind):
                               if r["tx_" + kind] else 0.0 for r in rows])
 
 
+# the victims by source that bench.py adds to the series' rows (its
+# VICTIM_SOURCES, with the prefix v_)
+VICTIM_COLUMNS = ["v_empty_victims", "v_trial_victims", "v_hand_victims",
+                  "v_forced_victims", "v_trial_victims_written",
+                  "v_hand_victims_written", "v_forced_victims_written"]
+
+
+def median_table(L, headers, arm_rows, cols, extra=None):
+    """A table of medians: a row per (arm, rows) of arm_rows that has every
+    column of cols, the median of each, then the cells extra(rows) returns."""
+    L.append("| arm | %s |" % " | ".join(headers))
+    L.append("|---" * (len(headers) + 1) + "|")
+    for k, rs in arm_rows:
+        if rs and all(c in rs[0] for c in cols):
+            cells = ["%.0f" % med(rs, c) for c in cols] + (extra(rs) if extra else [])
+            L.append("| `%s` | %s |" % (k, " | ".join(cells)))
+
+
 def normal_per_ktx(rows):
     """Median over rows of the normal context's writes, by backends and the
     background writer together, per 1000 transactions."""
@@ -256,33 +274,24 @@ def write(args, arms, rows, windows, cg, machine, started, settings, params):
                      "bgwriter_lru_maxpages a round, so an arm that runs faster "
                      "leaves more of them to its backends).")
             L.append("")
-            L.append("| arm | backends, normal | backends, bulkwrite | backends, vacuum | "
-                     "background writer | checkpointer | normal per ktx |")
-            L.append("|---|---|---|---|---|---|---|")
-            for k in keys:
-                rs = sel(wl, pool, k)
-                if rs and all(c in rs[0] for c in cols):
-                    L.append("| `%s` | %s | %.1f |" % (k, " | ".join(
-                        "%.0f" % med(rs, c) for c in cols), normal_per_ktx(rs)))
-            vcols = ["v_empty_victims", "v_trial_victims", "v_hand_victims",
-                     "v_forced_victims", "v_trial_victims_written",
-                     "v_hand_victims_written", "v_forced_victims_written"]
-            vkeys = [k for k in keys if sel(wl, pool, k) and
-                     all(isinstance(sel(wl, pool, k)[0].get(c), int) for c in vcols)]
-            if vkeys:
+            median_table(L, ["backends, normal", "backends, bulkwrite",
+                             "backends, vacuum", "background writer",
+                             "checkpointer", "normal per ktx"],
+                         [(k, sel(wl, pool, k)) for k in keys], cols,
+                         lambda rs: ["%.1f" % normal_per_ktx(rs)])
+            vrows = [(k, rs) for k, rs in ((k, sel(wl, pool, k)) for k in keys)
+                     if rs and all(isinstance(rs[0].get(c), int)
+                                   for c in VICTIM_COLUMNS)]
+            if vrows:
                 L.append("")
                 L.append("Victims in the window (median), by where the clock-sweep "
                          "found them (pg_buffercache_partitions; stock does not count "
                          "them), and those of them that the allocating backend had to "
                          "write out itself:")
                 L.append("")
-                L.append("| arm | empty | on trial | hand | forced | written: on trial | "
-                         "written: hand | written: forced |")
-                L.append("|---|---|---|---|---|---|---|---|")
-                for k in vkeys:
-                    rs = sel(wl, pool, k)
-                    L.append("| `%s` | %s |" % (k, " | ".join(
-                        "%.0f" % med(rs, c) for c in vcols)))
+                median_table(L, ["empty", "on trial", "hand", "forced",
+                                 "written: on trial", "written: hand",
+                                 "written: forced"], vrows, VICTIM_COLUMNS)
         if wl in WRITE_MIX and s_rows and s_rows[0].get("tx_tpcb", "") != "":
             L.append("")
             L.append("Per kind of work (pg_stat_statements): pages read and pages "
